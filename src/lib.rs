@@ -1,0 +1,9 @@
+//! Laya: predictive typing from a small local language model.
+//!
+//! The crate follows a keystroke's path: `rpc` (Neovim's msgpack-RPC, knows
+//! nothing of tensors) → `engine` (tokens, state cache, candidates, ranking;
+//! knows nothing of Neovim) → `model` (weights and backends).
+
+pub mod engine;
+pub mod model;
+pub mod rpc;

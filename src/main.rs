@@ -1,0 +1,6 @@
+//! `laya`: the host binary. Subcommands: serve | predict | protocol | eval | bench.
+
+fn main() {
+    eprintln!("laya: not built yet");
+    std::process::exit(2);
+}

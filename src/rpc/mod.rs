@@ -1,0 +1,2 @@
+//! The msgpack-RPC host that Neovim starts as a job (`laya serve`).
+//! Knows nothing of tensors: it hands requests to the engine.
