@@ -4,6 +4,7 @@
 //! nothing of tensors) → `engine` (tokens, state cache, candidates, ranking;
 //! knows nothing of Neovim) → `model` (weights and backends).
 
+pub mod cli;
 pub mod engine;
 pub mod model;
 pub mod rpc;

@@ -20,3 +20,6 @@ pub trait Backend: Send {
     /// Full-vocabulary logits for state `h` into `logits` (len vocab_size).
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()>;
 }
+
+#[cfg(feature = "mlx")]
+pub mod mlx;

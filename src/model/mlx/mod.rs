@@ -1,0 +1,1 @@
+//! The MLX backend: our C++ bridge (bridge.{h,cpp}) to the MLX library.
