@@ -28,8 +28,13 @@ pub trait Backend: Send {
     }
 }
 
+pub mod cpu;
+pub mod kernels;
 #[cfg(feature = "mlx")]
 pub mod mlx;
+pub mod quant;
+pub mod testgen;
+pub mod weights;
 
 /// The vocabulary file that goes with a weights file: `<stem>.vocab.txt`.
 pub fn vocab_path_for(weights: &Path) -> PathBuf {
@@ -70,12 +75,14 @@ pub fn load_backend(
     backend: &str,
     dtype: Option<&str>,
 ) -> Result<Box<dyn Backend>> {
-    let _ = (path, vocab, dtype);
+    let dtype = dtype.map(weights::WeightType::parse).transpose()?;
     match backend {
-        "auto" | "cpu" | "mlx" => bail!(
-            "model file {}: the weights loader is not built yet",
-            path.display()
-        ),
+        "auto" | "cpu" => {}
+        "mlx" => {
+            bail!("backend \"mlx\": this build has no MLX support (build with --features mlx)")
+        }
         other => bail!("unknown backend {other:?} (expected auto, cpu or mlx)"),
     }
+    let w = weights::Weights::open(path, Some(vocab))?;
+    Ok(Box::new(cpu::CpuBackend::new(w, dtype)))
 }
