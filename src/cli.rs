@@ -1,6 +1,7 @@
 //! The engine's command line: predict | protocol | eval | bench | --version.
 //! (`serve`, the Neovim host, is dispatched by main.rs to src/rpc.)
 
+mod eval;
 mod protocol;
 
 use crate::engine::{Engine, EngineOptions, Request};
@@ -33,6 +34,7 @@ pub fn run(args: &[String]) -> i32 {
         }
         "predict" => predict(&parsed),
         "protocol" => protocol::run(&parsed),
+        "eval" => eval::run(&parsed),
         other => {
             eprintln!("laya: unknown command {other:?}\n{USAGE}");
             2
@@ -46,6 +48,7 @@ pub(crate) struct Opts {
     pub k: usize,
     pub positional: Vec<String>,
     pub flags: Vec<String>,
+    pub numbers: Vec<(String, usize)>,
 }
 
 impl Opts {
@@ -55,6 +58,7 @@ impl Opts {
             k: 3,
             positional: Vec::new(),
             flags: Vec::new(),
+            numbers: Vec::new(),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -75,11 +79,30 @@ impl Opts {
                     let v = value(a)?;
                     o.k = v.parse().map_err(|_| format!("-k {v}: not a number"))?
                 }
+                "--window" | "--block-chars" | "--every" | "--offset" | "--keystrokes" => {
+                    let v = value(a)?;
+                    o.numbers.push((
+                        a.clone(),
+                        v.parse().map_err(|_| format!("{a} {v}: not a number"))?,
+                    ))
+                }
                 s if s.starts_with("--") => o.flags.push(s.to_string()),
                 _ => o.positional.push(a.clone()),
             }
         }
         Ok(o)
+    }
+}
+
+impl Opts {
+    /// A numeric option's value, or its default.
+    pub fn num(&self, name: &str, default: usize) -> Result<usize, String> {
+        Ok(self
+            .numbers
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map_or(default, |x| x.1))
     }
 }
 
