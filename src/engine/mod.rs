@@ -72,3 +72,68 @@ pub struct Prediction {
     /// continued with following words); empty when not confident enough.
     pub ghost: String,
 }
+
+// ---- TEMPORARY LOCAL STUB (not committed): replaced by the engine owner's Engine ----
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Default)]
+pub struct EngineOptions {
+    pub model_path: Option<PathBuf>,
+    pub backend: String,
+    pub threshold: Option<f32>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EngineInfo {
+    pub backend: String,
+    pub device: String,
+    pub model_path: Option<PathBuf>,
+    pub dtype: String,
+    pub vocab_size: usize,
+    pub load_ms: f64,
+    pub model_error: Option<String>,
+}
+
+pub struct Engine {
+    opts: EngineOptions,
+}
+
+impl Engine {
+    pub fn new(opts: EngineOptions) -> Engine {
+        Engine { opts }
+    }
+    pub fn predict(&mut self, req: &Request) -> Prediction {
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        let prefix: String = {
+            let rev: String = req.before.chars().rev().take_while(|c| is_word(*c)).collect();
+            rev.chars().rev().collect()
+        };
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for w in req.before.split(|c: char| !is_word(c)) {
+            if w.len() > prefix.len() && w.starts_with(prefix.as_str()) && !prefix.is_empty() {
+                *counts.entry(w).or_default() += 1;
+            }
+        }
+        let mut v: Vec<(&str, usize)> = counts.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let candidates: Vec<Candidate> = v
+            .iter()
+            .take(req.k)
+            .map(|(w, n)| Candidate {
+                word: w.to_string(),
+                insert: w[prefix.len()..].to_string(),
+                replace: 0,
+                source: Source::Buffer,
+                score: *n as f32 / 10.0,
+            })
+            .collect();
+        let ghost = candidates.first().map(|c| c.insert.clone()).unwrap_or_default();
+        Prediction { prefix, candidates, ghost }
+    }
+    pub fn accepted(&mut self, _buffer: u64, _text: &str) {}
+    pub fn forget(&mut self, _buffer: u64) {}
+    pub fn info(&self) -> EngineInfo {
+        EngineInfo { backend: self.opts.backend.clone(), device: "stub".into(), ..Default::default() }
+    }
+}

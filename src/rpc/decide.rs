@@ -107,6 +107,13 @@ impl Decider {
             vec![Value::from(ANSWER_LUA), Value::Array(vec![answer])],
         ) {
             Ok(()) => {
+                debug!(
+                    "answered seq {} (buffer {}): {} candidates, ghost {:?}",
+                    p.seq,
+                    p.buffer,
+                    prediction.candidates.len(),
+                    prediction.ghost
+                );
                 Stats::bump(&self.stats.predict_answered);
                 self.stats.record_latency(now_us().saturating_sub(job.recv_us));
             }

@@ -82,7 +82,7 @@ impl Default for Options {
         Options {
             delay_ms: None,
             minimal_init: true,
-            width: 80,
+            width: 160,
             height: 20,
         }
     }
@@ -137,11 +137,14 @@ impl Session {
         let wrapped = format!(
             "local r = (function() {code} end)(); return vim.json.encode(r == nil and vim.NIL or r)"
         );
-        let v = self
-            .nvim
-            .exec_lua(&wrapped, vec![])
-            .await
-            .unwrap_or_else(|e| panic!("Lua failed: {e}\n{code}"));
+        let call = self.nvim.exec_lua(&wrapped, vec![]);
+        let v = match tokio::time::timeout(PATIENCE, call).await {
+            Ok(r) => r.unwrap_or_else(|e| panic!("Lua failed: {e}\n{code}")),
+            Err(_) => panic!(
+                "Neovim did not answer within {PATIENCE:?} (blocked?)\n{code}\n--- screen ---\n{}",
+                self.screen().text()
+            ),
+        };
         serde_json::from_str(v.as_str().unwrap_or("null")).unwrap()
     }
 
