@@ -46,7 +46,11 @@ async fn tab_accepts_as_one_undo_step_with_the_cursor_after_it() {
         (s.lines().await[2] == "a quokkalike").then_some(())
     })
     .await;
-    assert_eq!(s.cursor().await, (3, 12), "cursor right after the inserted text");
+    assert_eq!(
+        s.cursor().await,
+        (3, 12),
+        "cursor right after the inserted text"
+    );
     assert_eq!(s.mode().await, "i");
     // Typing goes on after the accepted word.
     s.input(" x<Esc>").await;
@@ -130,11 +134,8 @@ async fn typing_what_the_ghost_shows_trims_it_without_a_round_trip() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accept_word_next_and_previous_candidates() {
     let s = Session::start("ghost-cycle").await;
-    s.insert_after(&[
-        "zebra zebra zebra zenith",
-        "the zebra and the zenith",
-    ])
-    .await;
+    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
+        .await;
     s.input("ze").await;
     s.wait_ghost("bra").await;
     s.input("<M-]>").await;
@@ -152,11 +153,8 @@ async fn accept_word_next_and_previous_candidates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_menu_offers_the_candidates_and_inserts_what_tab_inserts() {
     let s = Session::start("menu").await;
-    s.insert_after(&[
-        "zebra zebra zebra zenith",
-        "the zebra and the zenith",
-    ])
-    .await;
+    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
+        .await;
     s.input("ze").await;
     s.wait_ghost("bra").await;
     s.input("<Tab><CR>ze").await;
@@ -182,6 +180,10 @@ async fn the_menu_offers_the_candidates_and_inserts_what_tab_inserts() {
         (l.len() > 3 && l[3] == "zebra").then_some(())
     })
     .await;
-    assert_eq!(s.lines().await[2], s.lines().await[3], "menu and Tab insert the same");
+    assert_eq!(
+        s.lines().await[2],
+        s.lines().await[3],
+        "menu and Tab insert the same"
+    );
     s.quit().await;
 }

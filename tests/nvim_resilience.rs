@@ -54,7 +54,10 @@ async fn stale_answers_are_dropped() {
     s.wait_ghost("awood").await;
     let seen = s.lua("return _G.seen").await;
     let seen = seen.as_array().unwrap();
-    assert!(seen.len() >= 2, "an answer for 'z' and one for 'zebr': {seen:?}");
+    assert!(
+        seen.len() >= 2,
+        "an answer for 'z' and one for 'zebr': {seen:?}"
+    );
     // The answer for "z" (it would show "ephyrine") arrived after "ebr" was
     // typed: it must not have been shown.
     for answer in &seen[..seen.len() - 1] {
@@ -107,7 +110,11 @@ async fn a_frozen_host_never_blocks_typing() {
         (s.lines().await[2] == text && s.mode().await == "n").then_some(())
     })
     .await;
-    assert_eq!(s.stats().await["answers"], answers, "no answer came from a frozen host");
+    assert_eq!(
+        s.stats().await["answers"],
+        answers,
+        "no answer came from a frozen host"
+    );
     // Thaw it: it catches up and answers the latest state only.
     Session::signal(pid, "CONT");
     s.input("oquokk").await;
@@ -123,7 +130,9 @@ async fn a_host_that_keeps_dying_gets_one_message() {
     s.command("enew").await;
     s.input("ihello").await;
     s.wait_for("the give-up message", || async {
-        let m = s.lua("return vim.api.nvim_exec2('messages', { output = true }).output").await;
+        let m = s
+            .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+            .await;
         m.as_str().unwrap().contains("exited 3 times").then_some(())
     })
     .await;
@@ -134,8 +143,14 @@ async fn a_host_that_keeps_dying_gets_one_message() {
         (s.lines().await[0] == "hello world and more").then_some(())
     })
     .await;
-    let m = s.lua("return vim.api.nvim_exec2('messages', { output = true }).output").await;
-    assert_eq!(m.as_str().unwrap().matches("Laya:").count(), 1, "one message: {m}");
+    let m = s
+        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+        .await;
+    assert_eq!(
+        m.as_str().unwrap().matches("Laya:").count(),
+        1,
+        "one message: {m}"
+    );
     assert_eq!(s.stats().await["starts"], starts);
     s.quit().await;
 }
@@ -148,13 +163,18 @@ async fn a_missing_host_binary_gets_one_clear_message() {
     s.command("enew").await;
     s.input("ihello world").await;
     s.wait_for("the message", || async {
-        let m = s.lua("return vim.api.nvim_exec2('messages', { output = true }).output").await;
+        let m = s
+            .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+            .await;
         let m = m.as_str().unwrap().to_string();
-        (m.contains("host binary not found at /nonexistent/laya") && m.contains("cargo build --release"))
-            .then_some(())
+        (m.contains("host binary not found at /nonexistent/laya")
+            && m.contains("cargo build --release"))
+        .then_some(())
     })
     .await;
-    let m = s.lua("return vim.api.nvim_exec2('messages', { output = true }).output").await;
+    let m = s
+        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+        .await;
     assert_eq!(m.as_str().unwrap().matches("Laya:").count(), 1);
     assert_eq!(s.lines().await[0], "hello world");
     s.quit().await;

@@ -106,7 +106,12 @@ impl Engine {
     pub fn predict(&mut self, req: &Request) -> Prediction {
         let is_word = |c: char| c.is_alphanumeric() || c == '_';
         let prefix: String = {
-            let rev: String = req.before.chars().rev().take_while(|c| is_word(*c)).collect();
+            let rev: String = req
+                .before
+                .chars()
+                .rev()
+                .take_while(|c| is_word(*c))
+                .collect();
             rev.chars().rev().collect()
         };
         let mut counts: HashMap<&str, usize> = HashMap::new();
@@ -128,12 +133,23 @@ impl Engine {
                 score: *n as f32 / 10.0,
             })
             .collect();
-        let ghost = candidates.first().map(|c| c.insert.clone()).unwrap_or_default();
-        Prediction { prefix, candidates, ghost }
+        let ghost = candidates
+            .first()
+            .map(|c| c.insert.clone())
+            .unwrap_or_default();
+        Prediction {
+            prefix,
+            candidates,
+            ghost,
+        }
     }
     pub fn accepted(&mut self, _buffer: u64, _text: &str) {}
     pub fn forget(&mut self, _buffer: u64) {}
     pub fn info(&self) -> EngineInfo {
-        EngineInfo { backend: self.opts.backend.clone(), device: "stub".into(), ..Default::default() }
+        EngineInfo {
+            backend: self.opts.backend.clone(),
+            device: "stub".into(),
+            ..Default::default()
+        }
     }
 }
