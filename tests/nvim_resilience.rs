@@ -51,7 +51,7 @@ async fn stale_answers_are_dropped() {
     })
     .await;
     s.input("ebr").await;
-    s.wait_ghost("awood").await;
+    let ghost = s.wait_ghost_starting("awood").await;
     let seen = s.lua("return _G.seen").await;
     let seen = seen.as_array().unwrap();
     assert!(
@@ -63,7 +63,7 @@ async fn stale_answers_are_dropped() {
     for answer in &seen[..seen.len() - 1] {
         assert_eq!(answer["ghost"], "", "stale answer shown: {seen:?}");
     }
-    assert_eq!(seen.last().unwrap()["ghost"], "awood");
+    assert_eq!(seen.last().unwrap()["ghost"], ghost.as_str());
     assert!(s.stats().await["dropped"].as_u64().unwrap() >= 1);
     s.quit().await;
 }
@@ -73,7 +73,7 @@ async fn a_killed_host_is_restarted_and_predictions_resume() {
     let s = Session::start("killed").await;
     s.insert_after(WORDS).await;
     s.input("zeph").await;
-    s.wait_ghost("yrine").await;
+    s.wait_ghost_starting("yrine").await;
     let pid = s.host_pid().await.unwrap();
     Session::signal(pid, "KILL");
     // Typing goes on while the host is down or restarting.
@@ -90,7 +90,7 @@ async fn a_killed_host_is_restarted_and_predictions_resume() {
     assert_ne!(new_pid, pid);
     // Predictions resume with the next keystroke.
     s.input("k").await;
-    s.wait_ghost("kalike").await;
+    s.wait_ghost_starting("kalike").await;
     assert!(s.stats().await["starts"].as_u64().unwrap() >= 2);
     s.quit().await;
 }
@@ -118,7 +118,7 @@ async fn a_frozen_host_never_blocks_typing() {
     // Thaw it: it catches up and answers the latest state only.
     Session::signal(pid, "CONT");
     s.input("oquokk").await;
-    s.wait_ghost("alike").await;
+    s.wait_ghost_starting("alike").await;
     s.quit().await;
 }
 
@@ -206,6 +206,6 @@ async fn loading_the_plugin_starts_nothing_until_insert_mode() {
     .await;
     s.set_lines(&["zephyrine zephyrine"]).await;
     s.input("Gozeph").await;
-    s.wait_ghost("yrine").await;
+    s.wait_ghost_starting("yrine").await;
     s.quit().await;
 }

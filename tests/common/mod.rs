@@ -268,6 +268,15 @@ impl Session {
         .await
     }
 
+    /// Waits for ghost text that starts with `start` (a trained model may
+    /// continue it with further words); returns the whole ghost text.
+    pub async fn wait_ghost_starting(&self, start: &str) -> String {
+        self.wait_for(&format!("ghost text starting with {start:?}"), || async {
+            self.ghost_text().await.filter(|g| g.starts_with(start))
+        })
+        .await
+    }
+
     /// Waits until screen row `row` reads exactly `text`.
     pub async fn wait_screen_line(&self, row: usize, text: &str) {
         self.wait_for(&format!("screen row {row} to read {text:?}"), || async {
