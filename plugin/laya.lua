@@ -1,0 +1,25 @@
+-- Laya's entry point: the :Laya command and a one-shot InsertEnter hook.
+-- Nothing is required here at startup; the host starts on first InsertEnter.
+
+if vim.g.loaded_laya then
+  return
+end
+vim.g.loaded_laya = 1
+
+vim.api.nvim_create_user_command('Laya', function(cmd)
+  require('laya.commands').run(cmd.fargs)
+end, {
+  nargs = '?',
+  desc = 'Laya: status | enable | disable | toggle | log',
+  complete = function(arglead)
+    return require('laya.commands').complete(arglead)
+  end,
+})
+
+vim.api.nvim_create_autocmd('InsertEnter', {
+  group = vim.api.nvim_create_augroup('laya_lazy', { clear = true }),
+  once = true,
+  callback = function()
+    require('laya').ensure_setup()
+  end,
+})
