@@ -240,3 +240,31 @@ async fn one_message_each_way_per_keystroke() {
     );
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_menu_opens_by_itself_when_menu_auto_is_on() {
+    let s = Session::start("menu-auto").await;
+    s.lua("require('laya').setup({ menu = { auto = true } })")
+        .await;
+    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
+        .await;
+    s.input("ze").await;
+    let words = s
+        .wait_for("the completion menu", || async {
+            let v = s
+                .lua(
+                    "local i = vim.fn.complete_info({ 'pum_visible', 'items' })
+                      if i.pum_visible ~= 1 then return nil end
+                      return vim.tbl_map(function(it) return it.word end, i.items)",
+                )
+                .await;
+            (!v.is_null()).then_some(v)
+        })
+        .await;
+    let words: Vec<String> = serde_json::from_value(words).unwrap();
+    assert!(words.iter().any(|w| w.starts_with("zebra")), "{words:?}");
+    assert!(words.iter().any(|w| w == "zenith"), "{words:?}");
+    // Opening it by itself selects and inserts nothing.
+    assert_eq!(s.lines().await[2], "ze");
+    s.quit().await;
+}
