@@ -40,7 +40,13 @@ fn parse_args() -> Result<Args> {
         text: None,
         device: MlxDevice::Auto,
         steps: 3000,
-        computes: vec![MlxCompute::F32, MlxCompute::Bf16, MlxCompute::F16, MlxCompute::Q8, MlxCompute::Q4],
+        computes: vec![
+            MlxCompute::F32,
+            MlxCompute::Bf16,
+            MlxCompute::F16,
+            MlxCompute::Q8,
+            MlxCompute::Q4,
+        ],
         variants: false,
         reference: false,
         json: None,
@@ -65,7 +71,12 @@ fn parse_args() -> Result<Args> {
                     d => bail!("unknown device {d}"),
                 }
             }
-            "--compute" => a.computes = val()?.split(',').map(MlxCompute::parse).collect::<Result<_>>()?,
+            "--compute" => {
+                a.computes = val()?
+                    .split(',')
+                    .map(MlxCompute::parse)
+                    .collect::<Result<_>>()?
+            }
             "--variants" => a.variants = true,
             "--reference" => a.reference = true,
             "--load-only" => a.load_only = true,
@@ -79,19 +90,34 @@ fn parse_args() -> Result<Args> {
 /// Reads a models/FORMAT.md weights file (f32, bf16 or int8) as f32.
 fn load_weights(path: &PathBuf) -> Result<OwnedWeights> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let st = SafeTensors::deserialize(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+    let st =
+        SafeTensors::deserialize(&bytes).with_context(|| format!("parsing {}", path.display()))?;
     let get = |name: &str| -> Result<(Vec<usize>, Vec<f32>)> {
-        let t = st.tensor(name).with_context(|| format!("{}: tensor {name}", path.display()))?;
+        let t = st
+            .tensor(name)
+            .with_context(|| format!("{}: tensor {name}", path.display()))?;
         let d = t.data();
         let vals: Vec<f32> = match t.dtype() {
-            Dtype::F32 => d.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
-            Dtype::BF16 => d.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+            Dtype::F32 => d
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Dtype::BF16 => d
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
             Dtype::I8 => {
                 let scale = st.tensor(&format!("{name}.scale"))?;
-                let s: Vec<f32> =
-                    scale.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                let s: Vec<f32> = scale
+                    .data()
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
                 let cols = t.shape()[1];
-                d.iter().enumerate().map(|(i, &q)| q as i8 as f32 * s[i / cols]).collect()
+                d.iter()
+                    .enumerate()
+                    .map(|(i, &q)| q as i8 as f32 * s[i / cols])
+                    .collect()
             }
             other => bail!("{name}: unsupported dtype {other:?}"),
         };
@@ -142,10 +168,16 @@ fn tokenize(text: &str, vocab: &HashMap<String, u32>) -> Vec<u32> {
 
 fn token_stream(a: &Args, vocab_size: usize) -> Result<(Vec<u32>, String)> {
     if let (Some(v), Some(t)) = (&a.vocab, &a.text) {
-        let vocab: HashMap<String, u32> =
-            std::fs::read_to_string(v)?.lines().enumerate().map(|(i, w)| (w.to_string(), i as u32)).collect();
+        let vocab: HashMap<String, u32> = std::fs::read_to_string(v)?
+            .lines()
+            .enumerate()
+            .map(|(i, w)| (w.to_string(), i as u32))
+            .collect();
         let toks = tokenize(&std::fs::read_to_string(t)?, &vocab);
-        let toks: Vec<u32> = toks.into_iter().filter(|&t| (t as usize) < vocab_size).collect();
+        let toks: Vec<u32> = toks
+            .into_iter()
+            .filter(|&t| (t as usize) < vocab_size)
+            .collect();
         return Ok((toks, format!("text {}", t.display())));
     }
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -196,6 +228,9 @@ fn top8(logits: &[f32]) -> [u32; 8] {
     best.map(|b| b.1)
 }
 
+/// One timed call: (backend, state in, token, state out).
+type StepFn<'a> = dyn FnMut(&mut MlxBackend, &[f32], u32, &mut [f32]) -> Result<()> + 'a;
+
 struct Row {
     label: String,
     stats: Stats,
@@ -223,12 +258,18 @@ fn main() -> Result<()> {
     let t_read = Instant::now();
     let (w, model_name) = match &a.model {
         Some(p) => (load_weights(p)?, p.display().to_string()),
-        None => (OwnedWeights::synthetic(16384, 256, 512, 7), "synthetic 16384/256/512".into()),
+        None => (
+            OwnedWeights::synthetic(16384, 256, 512, 7),
+            "synthetic 16384/256/512".into(),
+        ),
     };
     let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
     let (tokens, token_src) = token_stream(&a, w.vocab)?;
     let n = a.steps.min(tokens.len()).max(2);
-    eprintln!("mlx {} | model {model_name} ({read_ms:.0} ms to read) | {n} steps over {token_src}", mlx::version());
+    eprintln!(
+        "mlx {} | model {model_name} ({read_ms:.0} ms to read) | {n} steps over {token_src}",
+        mlx::version()
+    );
     let mut json = serde_json::Map::new();
     json.insert("mlx_version".into(), mlx::version().into());
     json.insert("model".into(), model_name.clone().into());
@@ -248,7 +289,11 @@ fn main() -> Result<()> {
         let t = Instant::now();
         let mut b = MlxBackend::from_f32(&w.view(), &opts)?;
         let load_ms = t.elapsed().as_secs_f64() * 1e3;
-        let (h, mut h2, mut l) = (vec![0f32; w.hidden], vec![0f32; w.hidden], vec![0f32; w.vocab]);
+        let (h, mut h2, mut l) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
         let first = time_us(|| {
             b.step(&h, 1, &mut h2)?;
             b.logits(&h2, &mut l)?;
@@ -276,30 +321,98 @@ fn main() -> Result<()> {
     let mut rows = Vec::new();
     let mut f32_top3: Vec<[u32; 8]> = Vec::new();
     let mut agreement = Vec::new();
+    let mut parity = Vec::new();
     for &compute in &a.computes {
         let (mut b, load_ms, first, second) = load(compute)?;
-        load_rows.push(format!("| {} | {load_ms:.1} | {first:.1} | {second:.2} |", b.device()));
+        load_rows.push(format!(
+            "| {} | {load_ms:.1} | {first:.1} | {second:.2} |",
+            b.device()
+        ));
         let dev = b.device();
-        let (mut h, mut h2, mut l) = (vec![0f32; w.hidden], vec![0f32; w.hidden], vec![0f32; w.vocab]);
-        let (mut step, mut logits, mut fused, mut decision, mut resident) =
-            (Stats::default(), Stats::default(), Stats::default(), Stats::default(), Stats::default());
+        let (mut h, mut h2, mut l) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
+        // Each path runs its own sequential chain of states, as the engine
+        // would (each call starts from the state the previous one returned).
+        let chain = |b: &mut MlxBackend, f: &mut StepFn<'_>| -> Result<Stats> {
+            let (mut h, mut h2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
+            let mut s = Stats::default();
+            for &t in &tokens[..n] {
+                s.0.push(time_us(|| f(b, &h, t, &mut h2))?);
+                std::mem::swap(&mut h, &mut h2);
+            }
+            Ok(s)
+        };
+        let step = chain(&mut b, &mut |b, h, t, h2| b.step(h, t, h2))?;
+        let mut l2 = vec![0f32; w.vocab];
+        let logits = chain(&mut b, &mut |b, h, t, h2| {
+            h2.copy_from_slice(h); // same state each call: logits alone
+            let _ = t;
+            b.logits(h, &mut l2)
+        })?;
+        let fused = chain(&mut b, &mut |b, h, t, h2| b.step_logits(h, t, h2, &mut l2))?;
+        let trait_pair = chain(&mut b, &mut |b, h, t, h2| {
+            b.step(h, t, h2)?;
+            b.logits(h2, &mut l2)
+        })?;
         let mut tops = Vec::with_capacity(n);
+        let decision = chain(&mut b, &mut |b, h, t, h2| {
+            b.step_logits(h, t, h2, &mut l2)?;
+            tops.push(top8(&l2));
+            Ok(())
+        })?;
+        let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+        let mut i = 0;
+        let device_topk = chain(&mut b, &mut |b, h, t, h2| {
+            b.step_topk(h, t, h2, &mut ids, &mut vals)?;
+            if ids != tops[i] {
+                bail!("device top-k {ids:?} differs from host top-8 {:?}", tops[i]);
+            }
+            i += 1;
+            Ok(())
+        })?;
+        // Two interleaved chains: every call's state differs from the last
+        // one handed back, so it is uploaded (a state-cache hit in the engine).
+        let mut miss = Stats::default();
+        let mut other = vec![0.5f32; w.hidden];
         for &t in &tokens[..n] {
-            step.0.push(time_us(|| b.step(&h, t, &mut h2))?);
-            logits.0.push(time_us(|| b.logits(&h2, &mut l))?);
-            fused.0.push(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
-            let mut top = [0u32; 8];
-            decision.0.push(time_us(|| {
-                b.step_logits(&h, t, &mut h2, &mut l)?;
-                top = top8(&l);
-                Ok(())
-            })?);
-            tops.push(top);
+            miss.0
+                .push(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
             std::mem::swap(&mut h, &mut h2);
+            std::mem::swap(&mut h, &mut other);
         }
+        let mut resident = Stats::default();
+        // Parity on this device: the trait path against the FORMAT.md
+        // reference over the first 50 steps.
+        let view = w.view();
+        let (mut rh, mut rh2, mut rl) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
+        let (mut bh, mut bh2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
+        let mut worst = 0f32;
+        for &t in tokens[..n].iter().take(50) {
+            reference::step(&view, &rh, t, &mut rh2);
+            reference::logits(&view, &rh2, &mut rl);
+            b.step(&bh, t, &mut bh2)?;
+            b.logits(&bh2, &mut l)?;
+            worst = l
+                .iter()
+                .zip(&rl)
+                .map(|(x, y)| (x - y).abs())
+                .fold(worst, f32::max);
+            std::mem::swap(&mut rh, &mut rh2);
+            std::mem::swap(&mut bh, &mut bh2);
+        }
+        parity.push(format!("| {} | 50 | {worst:.3e} |", b.device()));
         b.reset()?;
         for &t in &tokens[..n] {
-            resident.0.push(time_us(|| b.step_resident(t, Some(&mut l)))?);
+            resident
+                .0
+                .push(time_us(|| b.step_resident(t, Some(&mut l)))?);
         }
         let c = compute.as_str();
         let mut entry = serde_json::Map::new();
@@ -308,6 +421,9 @@ fn main() -> Result<()> {
             ("logits", &logits),
             ("step_logits", &fused),
             ("decision", &decision),
+            ("trait_step_then_logits", &trait_pair),
+            ("step_logits_state_uploaded", &miss),
+            ("decision_device_topk", &device_topk),
             ("resident_step_logits", &resident),
         ] {
             entry.insert(name.into(), s.json());
@@ -316,16 +432,47 @@ fn main() -> Result<()> {
         entry.insert("load_ms".into(), load_ms.into());
         entry.insert("first_calls_ms".into(), first.into());
         json.insert(c.into(), entry.into());
-        rows.push(Row { label: format!("{c} step (h in/out)"), stats: step });
-        rows.push(Row { label: format!("{c} logits"), stats: logits });
-        rows.push(Row { label: format!("{c} step+logits fused"), stats: fused });
-        rows.push(Row { label: format!("{c} decision (step+logits+top-8)"), stats: decision });
-        rows.push(Row { label: format!("{c} resident step+logits"), stats: resident });
+        rows.push(Row {
+            label: format!("{c} step (h in/out)"),
+            stats: step,
+        });
+        rows.push(Row {
+            label: format!("{c} logits"),
+            stats: logits,
+        });
+        rows.push(Row {
+            label: format!("{c} step+logits fused"),
+            stats: fused,
+        });
+        rows.push(Row {
+            label: format!("{c} trait step, then trait logits"),
+            stats: trait_pair,
+        });
+        rows.push(Row {
+            label: format!("{c} step+logits fused, state uploaded"),
+            stats: miss,
+        });
+        rows.push(Row {
+            label: format!("{c} decision: fused + host top-8"),
+            stats: decision,
+        });
+        rows.push(Row {
+            label: format!("{c} decision: step+top-8, device stage 1"),
+            stats: device_topk,
+        });
+        rows.push(Row {
+            label: format!("{c} resident step+logits"),
+            stats: resident,
+        });
 
         if compute == MlxCompute::F32 {
             f32_top3 = tops;
         } else if !f32_top3.is_empty() {
-            let top1 = tops.iter().zip(&f32_top3).filter(|(x, y)| x[0] == y[0]).count();
+            let top1 = tops
+                .iter()
+                .zip(&f32_top3)
+                .filter(|(x, y)| x[0] == y[0])
+                .count();
             let top3 = tops
                 .iter()
                 .zip(&f32_top3)
@@ -337,17 +484,45 @@ fn main() -> Result<()> {
                 })
                 .count();
             let (r1, r3) = (top1 as f64 / n as f64, top3 as f64 / n as f64);
-            agreement.push(format!("| {c} | {n} | {:.2}% | {:.2}% |", r1 * 100.0, r3 * 100.0));
-            json.insert(format!("{c}_agreement"), serde_json::json!({"top1": r1, "top3_set": r3, "n": n}));
+            agreement.push(format!(
+                "| {c} | {n} | {:.2}% | {:.2}% |",
+                r1 * 100.0,
+                r3 * 100.0
+            ));
+            json.insert(
+                format!("{c}_agreement"),
+                serde_json::json!({"top1": r1, "top3_set": r3, "n": n}),
+            );
         }
 
         if a.variants && compute == MlxCompute::F32 {
             for (label, opts) in [
-                ("f32 step+logits, blocking wait", MlxOptions { poll: Some(false), ..MlxOptions::default() }),
-                ("f32 step+logits, polling", MlxOptions { poll: Some(true), ..MlxOptions::default() }),
-                ("f32 step+logits, not compiled", MlxOptions { compile: false, ..MlxOptions::default() }),
+                (
+                    "f32 step+logits, blocking wait",
+                    MlxOptions {
+                        poll: Some(false),
+                        ..MlxOptions::default()
+                    },
+                ),
+                (
+                    "f32 step+logits, polling",
+                    MlxOptions {
+                        poll: Some(true),
+                        ..MlxOptions::default()
+                    },
+                ),
+                (
+                    "f32 step+logits, not compiled",
+                    MlxOptions {
+                        compile: false,
+                        ..MlxOptions::default()
+                    },
+                ),
             ] {
-                let opts = MlxOptions { device: a.device, ..opts };
+                let opts = MlxOptions {
+                    device: a.device,
+                    ..opts
+                };
                 let mut v = MlxBackend::from_f32(&w.view(), &opts)?;
                 let mut s = Stats::default();
                 h.fill(0.0);
@@ -356,7 +531,10 @@ fn main() -> Result<()> {
                     std::mem::swap(&mut h, &mut h2);
                 }
                 json.insert(label.into(), s.json());
-                rows.push(Row { label: label.into(), stats: s });
+                rows.push(Row {
+                    label: label.into(),
+                    stats: s,
+                });
             }
         }
     }
@@ -365,7 +543,11 @@ fn main() -> Result<()> {
         // The FORMAT.md reference in plain Rust (naive loops, f64 sums): a
         // floor for what any CPU code should beat, not the cpu backend.
         let view = w.view();
-        let (mut h, mut h2, mut l) = (vec![0f32; w.hidden], vec![0f32; w.hidden], vec![0f32; w.vocab]);
+        let (mut h, mut h2, mut l) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
         let mut s = Stats::default();
         for &t in tokens[..n].iter().take(500) {
             s.0.push(time_us(|| {
@@ -376,7 +558,10 @@ fn main() -> Result<()> {
             std::mem::swap(&mut h, &mut h2);
         }
         json.insert("rust_reference_step_logits".into(), s.json());
-        rows.push(Row { label: "rust reference (naive, f64 sums) step+logits".into(), stats: s });
+        rows.push(Row {
+            label: "rust reference (naive, f64 sums) step+logits".into(),
+            stats: s,
+        });
     }
 
     println!("\nload and first calls (step, logits, step+logits):\n");
@@ -387,6 +572,12 @@ fn main() -> Result<()> {
     }
     println!("\nlatency per call ({n} calls each; {token_src}):\n");
     print_rows(&rows);
+    println!("\nmax |delta logit| against the FORMAT.md reference (f64 sums):\n");
+    println!("| device | steps | max abs delta |");
+    println!("| --- | ---: | ---: |");
+    for r in &parity {
+        println!("{r}");
+    }
     if !agreement.is_empty() {
         println!("\nagreement with mlx f32 (top-1 equal; top-3 same set):\n");
         println!("| weights | steps | top-1 | top-3 |");

@@ -108,6 +108,30 @@ fn fused_and_resident_paths_match_the_plain_step() {
         assert!(max_abs_delta(&logits, &want[i].1) <= 1e-4, "fused step {i}");
         h = h2;
     }
+    let mut h = vec![0f32; HIDDEN];
+    let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+    for (i, &t) in tokens().iter().take(60).enumerate() {
+        let mut h2 = vec![0f32; HIDDEN];
+        mlx.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
+            .expect("step+top-k");
+        let want_ids: Vec<u32> = top_k(&want[i].1, 8).into_iter().map(|v| v as u32).collect();
+        assert_eq!(ids.to_vec(), want_ids, "top-8 ids at step {i}");
+        assert!(
+            max_abs_delta(&h2, &want[i].0) <= 1e-5,
+            "top-k path state at step {i}"
+        );
+        h = h2;
+    }
+    // A state other than the last one handed back must be uploaded, not
+    // mistaken for the device-resident one.
+    let (old_h, t) = (&want[5].0, 77u32);
+    let mut want_h = vec![0f32; HIDDEN];
+    reference::step(&w.view(), old_h, t, &mut want_h);
+    let mut got_h = vec![0f32; HIDDEN];
+    mlx.step(old_h, t, &mut got_h)
+        .expect("step from an older state");
+    assert!(max_abs_delta(&got_h, &want_h) <= 1e-5, "older state");
+
     mlx.reset().expect("reset");
     for (i, &t) in tokens().iter().take(60).enumerate() {
         mlx.step_resident(t, Some(&mut resident_logits))

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <variant>
@@ -127,11 +129,17 @@ struct LayaMlx {
   mx::Stream stream;
   int vocab, embed, hidden;
   bool poll;
+  bool compile = true;
   mx::Dtype act = mx::float32; // dtype of matmul inputs (f32, bf16 or f16)
   std::optional<Linear> emb, wx, wh, proj;
   std::optional<mx::array> gru_b, gru_bhn, proj_b, out_b; // f32
   std::optional<mx::array> state;                          // [1, hidden] f32
-  Fn step_fn, logits_fn, step_logits_fn;
+  // Host copy of `state` when the caller last received it (valid=true):
+  // a caller handing the same numbers back skips the upload.
+  std::vector<float> mirror;
+  bool mirror_valid = false;
+  Fn step_fn, logits_fn, step_logits_fn, step_topk_fn;
+  int topk_k = 0;
 
   LayaMlx(mx::Device d, mx::Stream s) : device(d), stream(s) {}
 
@@ -186,7 +194,43 @@ struct LayaMlx {
     if (h == nullptr) {
       return *state;
     }
+    if (mirror_valid &&
+        std::memcmp(h, mirror.data(), sizeof(float) * hidden) == 0) {
+      return *state;
+    }
     return mx::array(h, {1, hidden}, mx::float32);
+  }
+
+  // The new state stays on the device; `host` (if any) is its copy the
+  // caller now holds.
+  void keep_state(const mx::array &h, const float *host) {
+    state = h;
+    mirror_valid = host != nullptr;
+    if (host != nullptr) {
+      std::memcpy(mirror.data(), host, sizeof(float) * hidden);
+    }
+  }
+
+  // Two-stage top-k on the device: the k blocks of 128 logits with the
+  // largest maxima hold the k largest logits; ship only those blocks
+  // (k*128 values + k block ids) instead of all V logits.
+  mx::array topk_blocks(const mx::array &logits, int k) const {
+    auto s = stream;
+    constexpr int B = 128;
+    int nb = (vocab + B - 1) / B;
+    auto x = logits;
+    if (nb * B != vocab) {
+      x = mx::pad(x, {{0, 0}, {0, nb * B - vocab}},
+                  mx::array(-std::numeric_limits<float>::infinity()),
+                  "constant", s);
+    }
+    x = mx::reshape(x, {nb, B}, s);
+    auto bmax = mx::max(x, 1, false, s);                         // [nb]
+    auto ids = mx::slice(mx::argpartition(mx::negative(bmax, s), k - 1, s),
+                         {0}, {k}, s);                           // [k]
+    auto cand = mx::reshape(mx::take(x, ids, 0, s), {1, k * B}, s);
+    auto fids = mx::reshape(mx::astype(ids, mx::float32, s), {1, k}, s);
+    return mx::concatenate({cand, fids}, 1, s);
   }
 
   mx::array input_token(uint32_t token) const {
@@ -197,14 +241,19 @@ struct LayaMlx {
     return mx::array(&token, {1}, mx::uint32);
   }
 
-  static void copy_out(const mx::array &a, float *dst) {
-    if (dst == nullptr) {
-      return;
-    }
+  // The host view of an evaluated f32 output (on CUDA this is the one
+  // device-to-host copy of the call).
+  static const float *host(const mx::array &a) {
     if (!a.flags().row_contiguous || a.dtype() != mx::float32) {
       throw std::runtime_error("bridge: unexpected output layout");
     }
-    std::memcpy(dst, a.data<float>(), a.nbytes());
+    return a.data<float>();
+  }
+
+  static void copy_out(const mx::array &a, float *dst) {
+    if (dst != nullptr) {
+      std::memcpy(dst, host(a), a.nbytes());
+    }
   }
 };
 
@@ -337,11 +386,15 @@ int laya_mlx_create(const LayaMlxWeights *w, const LayaMlxOptions *opt,
     m->logits_fn = [mp](const std::vector<mx::array> &in) {
       return std::vector<mx::array>{mp->head(in[0])};
     };
+    // One packed output [h' | logits]: one device-to-host copy, not two.
     m->step_logits_fn = [mp](const std::vector<mx::array> &in) {
       auto h = mp->gru(in[0], in[1]);
-      return std::vector<mx::array>{h, mp->head(h)};
+      return std::vector<mx::array>{
+          h, mx::concatenate({h, mp->head(h)}, 1, mp->stream)};
     };
-    if (opt->compile) {
+    m->mirror.assign(H, 0.0f);
+    m->compile = opt->compile != 0;
+    if (m->compile) {
       m->step_fn = mx::compile(m->step_fn);
       m->logits_fn = mx::compile(m->logits_fn);
       m->step_logits_fn = mx::compile(m->step_logits_fn);
@@ -403,8 +456,8 @@ int laya_mlx_step(LayaMlx *m, const float *h_in, uint32_t token,
     std::vector<mx::array> o =
         m->step_fn({m->input_state(h_in), m->input_token(token)});
     m->evaluate(o);
-    m->state = o[0];
     LayaMlx::copy_out(o[0], h_out);
+    m->keep_state(o[0], h_out);
     return LAYA_MLX_OK;
   });
 }
@@ -429,10 +482,78 @@ int laya_mlx_step_logits(LayaMlx *m, const float *h_in, uint32_t token,
     }
     std::vector<mx::array> o =
         m->step_logits_fn({m->input_state(h_in), m->input_token(token)});
+    if (h_out == nullptr && logits == nullptr) {
+      o.pop_back(); // nothing to copy back: only the state is needed
+    }
     m->evaluate(o);
-    m->state = o[0];
-    LayaMlx::copy_out(o[0], h_out);
-    LayaMlx::copy_out(o[1], logits);
+    if (o.size() > 1) {
+      const float *packed = LayaMlx::host(o[1]);
+      if (h_out != nullptr) {
+        std::memcpy(h_out, packed, sizeof(float) * m->hidden);
+      }
+      if (logits != nullptr) {
+        std::memcpy(logits, packed + m->hidden, sizeof(float) * m->vocab);
+      }
+    }
+    m->keep_state(o[0], h_out);
+    return LAYA_MLX_OK;
+  });
+}
+
+int laya_mlx_step_topk(LayaMlx *m, const float *h_in, uint32_t token,
+                      float *h_out, int32_t k, uint32_t *ids, float *vals) {
+  return guarded([&] {
+    if (m == nullptr || ids == nullptr || vals == nullptr) {
+      invalid("null argument to laya_mlx_step_topk");
+    }
+    constexpr int B = 128;
+    int nb = (m->vocab + B - 1) / B;
+    if (k < 1 || k > nb || k > 64) {
+      invalid("top-k of " + std::to_string(k) + " is out of range");
+    }
+    if (m->topk_k != k) {
+      LayaMlx *mp = m;
+      m->step_topk_fn = [mp, k](const std::vector<mx::array> &in) {
+        auto h = mp->gru(in[0], in[1]);
+        auto top = mp->topk_blocks(mp->head(h), k);
+        return std::vector<mx::array>{
+            h, mx::concatenate({h, top}, 1, mp->stream)};
+      };
+      if (m->compile) {
+        m->step_topk_fn = mx::compile(m->step_topk_fn);
+      }
+      m->topk_k = k;
+    }
+    std::vector<mx::array> o =
+        m->step_topk_fn({m->input_state(h_in), m->input_token(token)});
+    m->evaluate(o);
+    const float *packed = LayaMlx::host(o[1]);
+    if (h_out != nullptr) {
+      std::memcpy(h_out, packed, sizeof(float) * m->hidden);
+    }
+    // Final selection over the k candidate blocks, on the host.
+    const float *cand = packed + m->hidden;
+    const float *block = cand + k * B;
+    std::vector<std::pair<float, uint32_t>> best;
+    best.reserve(static_cast<size_t>(k) * B);
+    for (int i = 0; i < k; ++i) {
+      auto base = static_cast<uint32_t>(block[i]) * B;
+      for (int j = 0; j < B; ++j) {
+        if (base + j < static_cast<uint32_t>(m->vocab)) {
+          best.emplace_back(cand[i * B + j], base + j);
+        }
+      }
+    }
+    std::partial_sort(best.begin(), best.begin() + k, best.end(),
+                      [](const auto &a, const auto &b) {
+                        return a.first > b.first ||
+                               (a.first == b.first && a.second < b.second);
+                      });
+    for (int i = 0; i < k; ++i) {
+      ids[i] = best[i].second;
+      vals[i] = best[i].first;
+    }
+    m->keep_state(o[0], h_out);
     return LAYA_MLX_OK;
   });
 }
@@ -445,6 +566,7 @@ int laya_mlx_reset(LayaMlx *m) {
     auto z = mx::zeros({1, m->hidden}, mx::float32, m->stream);
     mx::eval(z);
     m->state = z;
+    m->mirror_valid = false;
     return LAYA_MLX_OK;
   });
 }

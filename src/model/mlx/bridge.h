@@ -81,7 +81,8 @@ void laya_mlx_destroy(LayaMlx *m);
 int laya_mlx_device_name(const LayaMlx *m, char *buf, size_t len);
 
 /* One GRU step. h_in NULL: start from the model's own device-resident state
- * (see laya_mlx_reset); the new state always becomes that state too.
+ * (see laya_mlx_reset); the new state always becomes that state too, and an
+ * h_in equal to the last h_out handed back is not uploaded again.
  * h_out NULL: do not copy the state back. */
 int laya_mlx_step(LayaMlx *m, const float *h_in, uint32_t token,
                   float *h_out);
@@ -92,6 +93,12 @@ int laya_mlx_logits(LayaMlx *m, const float *h, float *out);
 /* Step and logits in one evaluation (one launch/sync instead of two). */
 int laya_mlx_step_logits(LayaMlx *m, const float *h_in, uint32_t token,
                          float *h_out, float *logits);
+
+/* Step, then the k (1..64) largest logits, largest first: a two-stage
+ * top-k whose first stage runs on the device, so only h' and k*128
+ * candidates come back instead of all logits. */
+int laya_mlx_step_topk(LayaMlx *m, const float *h_in, uint32_t token,
+                       float *h_out, int32_t k, uint32_t *ids, float *vals);
 
 /* Device-resident state back to zeros (the state before <s>). */
 int laya_mlx_reset(LayaMlx *m);

@@ -63,6 +63,15 @@ extern "C" {
         h_out: *mut f32,
         logits: *mut f32,
     ) -> c_int;
+    fn laya_mlx_step_topk(
+        m: *mut RawModel,
+        h: *const f32,
+        token: u32,
+        h_out: *mut f32,
+        k: i32,
+        ids: *mut u32,
+        vals: *mut f32,
+    ) -> c_int;
     fn laya_mlx_reset(m: *mut RawModel) -> c_int;
 }
 
@@ -350,6 +359,39 @@ impl MlxBackend {
             )
         };
         check(rc, "step+logits")
+    }
+
+    /// Step, then the `ids.len()` (1..=64) largest logits, largest first, in
+    /// one evaluation; the first stage of the selection runs on the device so
+    /// only a few thousand values come back instead of all logits.
+    pub fn step_topk(
+        &mut self,
+        h: &[f32],
+        token: u32,
+        h_out: &mut [f32],
+        ids: &mut [u32],
+        vals: &mut [f32],
+    ) -> Result<()> {
+        self.check_state(h, "state")?;
+        self.check_state(h_out, "output state")?;
+        ensure!(
+            ids.len() == vals.len(),
+            "mlx: top-k ids and values differ in length"
+        );
+        let k = i32::try_from(ids.len())?;
+        // SAFETY: lengths checked above; the bridge checks k's range.
+        let rc = unsafe {
+            laya_mlx_step_topk(
+                self.raw,
+                h.as_ptr(),
+                token,
+                h_out.as_mut_ptr(),
+                k,
+                ids.as_mut_ptr(),
+                vals.as_mut_ptr(),
+            )
+        };
+        check(rc, "step+top-k")
     }
 
     /// Advances the device-resident state by `token` (nothing copied back);
