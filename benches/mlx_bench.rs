@@ -409,6 +409,13 @@ fn main() -> Result<()> {
         }
         parity.push(format!("| {} | 50 | {worst:.3e} |", b.device()));
         b.reset()?;
+        let mut resident_nocopy = Stats::default();
+        for &t in &tokens[..n] {
+            resident_nocopy
+                .0
+                .push(time_us(|| b.step_resident(t, None))?);
+        }
+        b.reset()?;
         for &t in &tokens[..n] {
             resident
                 .0
@@ -425,6 +432,7 @@ fn main() -> Result<()> {
             ("step_logits_state_uploaded", &miss),
             ("decision_device_topk", &device_topk),
             ("resident_step_logits", &resident),
+            ("resident_step_logits_no_copy", &resident_nocopy),
         ] {
             entry.insert(name.into(), s.json());
         }
@@ -463,6 +471,10 @@ fn main() -> Result<()> {
         rows.push(Row {
             label: format!("{c} resident step+logits"),
             stats: resident,
+        });
+        rows.push(Row {
+            label: format!("{c} resident step+logits, nothing copied back"),
+            stats: resident_nocopy,
         });
 
         if compute == MlxCompute::F32 {
@@ -524,16 +536,29 @@ fn main() -> Result<()> {
                     ..opts
                 };
                 let mut v = MlxBackend::from_f32(&w.view(), &opts)?;
-                let mut s = Stats::default();
+                let (mut s, mut k) = (Stats::default(), Stats::default());
                 h.fill(0.0);
                 for &t in &tokens[..n] {
                     s.0.push(time_us(|| v.step_logits(&h, t, &mut h2, &mut l))?);
                     std::mem::swap(&mut h, &mut h2);
                 }
+                h.fill(0.0);
+                let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+                for &t in &tokens[..n] {
+                    k.0.push(time_us(|| {
+                        v.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
+                    })?);
+                    std::mem::swap(&mut h, &mut h2);
+                }
                 json.insert(label.into(), s.json());
+                json.insert(format!("{label} (top-8 decision)"), k.json());
                 rows.push(Row {
                     label: label.into(),
                     stats: s,
+                });
+                rows.push(Row {
+                    label: format!("{label}, decision step+top-8"),
+                    stats: k,
                 });
             }
         }

@@ -482,11 +482,8 @@ int laya_mlx_step_logits(LayaMlx *m, const float *h_in, uint32_t token,
     }
     std::vector<mx::array> o =
         m->step_logits_fn({m->input_state(h_in), m->input_token(token)});
-    if (h_out == nullptr && logits == nullptr) {
-      o.pop_back(); // nothing to copy back: only the state is needed
-    }
-    m->evaluate(o);
-    if (o.size() > 1) {
+    m->evaluate(o); // both NULL: computed on the device, nothing copied
+    if (h_out != nullptr || logits != nullptr) {
       const float *packed = LayaMlx::host(o[1]);
       if (h_out != nullptr) {
         std::memcpy(h_out, packed, sizeof(float) * m->hidden);

@@ -90,7 +90,8 @@ int laya_mlx_step(LayaMlx *m, const float *h_in, uint32_t token,
 /* Logits for state h (NULL: the device-resident state) into out[vocab]. */
 int laya_mlx_logits(LayaMlx *m, const float *h, float *out);
 
-/* Step and logits in one evaluation (one launch/sync instead of two). */
+/* Step and logits in one evaluation and one device-to-host copy. h_out and
+ * logits both NULL: computed but not copied back (measures the copy). */
 int laya_mlx_step_logits(LayaMlx *m, const float *h_in, uint32_t token,
                          float *h_out, float *logits);
 

@@ -394,8 +394,9 @@ impl MlxBackend {
         check(rc, "step+top-k")
     }
 
-    /// Advances the device-resident state by `token` (nothing copied back);
-    /// with `logits`, also its logits in the same evaluation.
+    /// Advances the device-resident state by `token` and computes its logits
+    /// in one evaluation; copies them into `logits` if given (None: nothing
+    /// comes back to the host, which isolates the copy's cost in benchmarks).
     pub fn step_resident(&mut self, token: u32, logits: Option<&mut [f32]>) -> Result<()> {
         let rc = match logits {
             Some(l) => {
@@ -416,9 +417,15 @@ impl MlxBackend {
                     )
                 }
             }
-            // SAFETY: null state pointers select the resident state.
+            // SAFETY: null pointers select the resident state and no copy.
             None => unsafe {
-                laya_mlx_step(self.raw, std::ptr::null(), token, std::ptr::null_mut())
+                laya_mlx_step_logits(
+                    self.raw,
+                    std::ptr::null(),
+                    token,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
             },
         };
         check(rc, "resident step")
