@@ -46,6 +46,10 @@ fn main() {
 
     println!("cargo:rustc-link-search=native={}", lib.display());
     println!("cargo:rustc-link-lib=dylib=mlx");
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        // dlopen of libcuda for the bridge's CUDA copy (in libc on new glibc).
+        println!("cargo:rustc-link-lib=dylib=dl");
+    }
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
 }
 

@@ -530,6 +530,13 @@ fn main() -> Result<()> {
                         ..MlxOptions::default()
                     },
                 ),
+                (
+                    "f32 step+logits, results read by MLX's array::data()",
+                    MlxOptions {
+                        mlx_copy: true,
+                        ..MlxOptions::default()
+                    },
+                ),
             ] {
                 let opts = MlxOptions {
                     device: a.device,

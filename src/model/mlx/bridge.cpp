@@ -18,6 +18,10 @@
 
 #include <mlx/mlx.h>
 
+#if defined(__linux__)
+#include <dlfcn.h>
+#endif
+
 namespace mx = mlx::core;
 
 namespace {
@@ -122,6 +126,107 @@ Linear make_linear(mx::array w, int32_t compute, int group, mx::Stream s) {
 
 using Fn = std::function<std::vector<mx::array>(const std::vector<mx::array> &)>;
 
+#if defined(__linux__)
+// Our own device-to-host copy on MLX's CUDA backend. There, array::data() on
+// a device buffer allocates fresh managed memory (cudaMallocManaged) and
+// copies synchronously into it, every call: ~240 us for the 64 KB of logits
+// on an H200, with millisecond tails. We copy with the CUDA driver API
+// (libcuda, present wherever the CUDA backend runs) into pinned memory we
+// own, once per call. Any doubt about the buffer means: use data() instead.
+namespace cuda_copy {
+
+// The head of MLX's CudaBuffer (mlx/backend/cuda/allocator.h, MLX 0.32).
+struct MlxCudaBuffer {
+  void *data;
+  size_t size;
+  int device; // -1: managed or pinned host memory
+};
+
+using CUresult = int;
+using CUcontext = void *;
+using CUdeviceptr = unsigned long long;
+
+struct Api {
+  CUresult (*primary_ctx_retain)(CUcontext *, int) = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
+  CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t) = nullptr;
+  CUresult (*mem_alloc_host)(void **, size_t) = nullptr;
+  CUcontext ctx = nullptr;
+  bool ok = false;
+};
+
+const Api &api() {
+  static Api a = [] {
+    Api a;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      return a;
+    }
+    a.primary_ctx_retain = reinterpret_cast<CUresult (*)(CUcontext *, int)>(
+        dlsym(lib, "cuDevicePrimaryCtxRetain"));
+    a.ctx_set_current = reinterpret_cast<CUresult (*)(CUcontext)>(
+        dlsym(lib, "cuCtxSetCurrent"));
+    a.memcpy_dtoh = reinterpret_cast<CUresult (*)(void *, CUdeviceptr, size_t)>(
+        dlsym(lib, "cuMemcpyDtoH_v2"));
+    a.mem_alloc_host = reinterpret_cast<CUresult (*)(void **, size_t)>(
+        dlsym(lib, "cuMemAllocHost_v2"));
+    a.ok = a.primary_ctx_retain && a.ctx_set_current && a.memcpy_dtoh &&
+           a.mem_alloc_host && a.primary_ctx_retain(&a.ctx, 0) == 0;
+    return a;
+  }();
+  return a;
+}
+
+thread_local bool ctx_current = false;
+
+// Pinned staging memory per thread, grown on demand and kept: a result is
+// read from it before the same thread copies the next one.
+float *staging(size_t bytes) {
+  thread_local void *buf = nullptr;
+  thread_local size_t cap = 0;
+  if (bytes > cap) {
+    void *p = nullptr;
+    if (api().mem_alloc_host(&p, bytes) != 0) {
+      return nullptr;
+    }
+    buf = p; // the smaller old block is left allocated (rare, tiny)
+    cap = bytes;
+  }
+  return static_cast<float *>(buf);
+}
+
+// `a` (evaluated, on the CUDA device) copied to pinned memory; nullptr when
+// this path does not apply.
+const float *fetch(const mx::array &a) {
+  const Api &x = api();
+  if (!x.ok) {
+    return nullptr;
+  }
+  auto *buf = static_cast<const MlxCudaBuffer *>(a.buffer().ptr());
+  size_t need = static_cast<size_t>(a.offset()) + a.nbytes();
+  // MLX rounds sizes up to a power of two or a multiple of 16 KB.
+  if (buf == nullptr || buf->data == nullptr || buf->size < need ||
+      buf->size > 2 * need + 16384) {
+    return nullptr;
+  }
+  if (!ctx_current) {
+    if (x.ctx_set_current(x.ctx) != 0) {
+      return nullptr;
+    }
+    ctx_current = true;
+  }
+  float *dst = staging(a.nbytes());
+  auto src = reinterpret_cast<CUdeviceptr>(static_cast<char *>(buf->data) +
+                                           a.offset());
+  if (dst == nullptr || x.memcpy_dtoh(dst, src, a.nbytes()) != 0) {
+    return nullptr;
+  }
+  return dst;
+}
+
+} // namespace cuda_copy
+#endif
+
 } // namespace
 
 struct LayaMlx {
@@ -130,6 +235,7 @@ struct LayaMlx {
   int vocab, embed, hidden;
   bool poll;
   bool compile = true;
+  bool fast_copy = true; // our CUDA device-to-host copy (see cuda_copy)
   mx::Dtype act = mx::float32; // dtype of matmul inputs (f32, bf16 or f16)
   std::optional<Linear> emb, wx, wh, proj;
   std::optional<mx::array> gru_b, gru_bhn, proj_b, out_b; // f32
@@ -243,14 +349,21 @@ struct LayaMlx {
 
   // The host view of an evaluated f32 output (on CUDA this is the one
   // device-to-host copy of the call).
-  static const float *host(const mx::array &a) {
+  const float *host(const mx::array &a) const {
     if (!a.flags().row_contiguous || a.dtype() != mx::float32) {
       throw std::runtime_error("bridge: unexpected output layout");
     }
+#if defined(__linux__)
+    if (device == mx::Device::gpu && fast_copy) {
+      if (const float *p = cuda_copy::fetch(a)) {
+        return p;
+      }
+    }
+#endif
     return a.data<float>();
   }
 
-  static void copy_out(const mx::array &a, float *dst) {
+  void copy_out(const mx::array &a, float *dst) const {
     if (dst != nullptr) {
       std::memcpy(dst, host(a), a.nbytes());
     }
@@ -328,6 +441,7 @@ int laya_mlx_create(const LayaMlxWeights *w, const LayaMlxOptions *opt,
     m->embed = E;
     m->hidden = H;
     m->poll = opt->poll < 0 ? dev == mx::Device::gpu : opt->poll != 0;
+    m->fast_copy = opt->mlx_copy == 0;
     switch (opt->compute) {
     case LAYA_MLX_COMPUTE_BF16:
       m->act = mx::bfloat16;
@@ -456,7 +570,7 @@ int laya_mlx_step(LayaMlx *m, const float *h_in, uint32_t token,
     std::vector<mx::array> o =
         m->step_fn({m->input_state(h_in), m->input_token(token)});
     m->evaluate(o);
-    LayaMlx::copy_out(o[0], h_out);
+    m->copy_out(o[0], h_out);
     m->keep_state(o[0], h_out);
     return LAYA_MLX_OK;
   });
@@ -469,7 +583,7 @@ int laya_mlx_logits(LayaMlx *m, const float *h, float *out) {
     }
     std::vector<mx::array> o = m->logits_fn({m->input_state(h)});
     m->evaluate(o);
-    LayaMlx::copy_out(o[0], out);
+    m->copy_out(o[0], out);
     return LAYA_MLX_OK;
   });
 }
@@ -484,7 +598,7 @@ int laya_mlx_step_logits(LayaMlx *m, const float *h_in, uint32_t token,
         m->step_logits_fn({m->input_state(h_in), m->input_token(token)});
     m->evaluate(o); // both NULL: computed on the device, nothing copied
     if (h_out != nullptr || logits != nullptr) {
-      const float *packed = LayaMlx::host(o[1]);
+      const float *packed = m->host(o[1]);
       if (h_out != nullptr) {
         std::memcpy(h_out, packed, sizeof(float) * m->hidden);
       }
@@ -524,7 +638,7 @@ int laya_mlx_step_topk(LayaMlx *m, const float *h_in, uint32_t token,
     std::vector<mx::array> o =
         m->step_topk_fn({m->input_state(h_in), m->input_token(token)});
     m->evaluate(o);
-    const float *packed = LayaMlx::host(o[1]);
+    const float *packed = m->host(o[1]);
     if (h_out != nullptr) {
       std::memcpy(h_out, packed, sizeof(float) * m->hidden);
     }

@@ -56,6 +56,8 @@ typedef struct {
   int32_t poll;       /* -1: auto (GPU only), 0: blocking wait, 1: poll */
   int32_t group_size; /* quantization group size; 0 = 64 */
   int32_t warmup;     /* steps run at create to build kernels; 0 = none */
+  int32_t mlx_copy;   /* 1: read results through MLX's array::data() even on
+                         CUDA (0: our pinned driver-API copy, much faster) */
 } LayaMlxOptions;
 
 typedef struct LayaMlx LayaMlx;

@@ -35,6 +35,7 @@ struct RawOptions {
     poll: i32,
     group_size: i32,
     warmup: i32,
+    mlx_copy: i32,
 }
 
 #[repr(C)]
@@ -156,6 +157,10 @@ pub struct MlxOptions {
     pub poll: Option<bool>,
     /// Steps run at load so the first keystroke does not pay kernel builds.
     pub warmup: u32,
+    /// Read results through MLX's own array::data() on CUDA too (slow: a
+    /// fresh managed allocation per call); false uses the bridge's pinned
+    /// copy. Kept to measure the difference.
+    pub mlx_copy: bool,
     /// Where MLX caches JIT-compiled GPU kernels (CUDA: MLX_PTX_CACHE_DIR);
     /// None keeps MLX's default. Takes effect before the first GPU kernel.
     pub kernel_cache_dir: Option<PathBuf>,
@@ -169,6 +174,7 @@ impl Default for MlxOptions {
             compile: true,
             poll: None,
             warmup: 2,
+            mlx_copy: false,
             kernel_cache_dir: None,
         }
     }
@@ -292,6 +298,7 @@ impl MlxBackend {
             poll: opts.poll.map_or(-1, |p| p as i32),
             group_size: 64,
             warmup: opts.warmup.min(1000) as i32,
+            mlx_copy: opts.mlx_copy as i32,
         };
         let mut raw = std::ptr::null_mut();
         // SAFETY: the weight pointers stay valid for the call (borrowed from
