@@ -1,11 +1,18 @@
 //! Parity of the MLX backend (real MLX, through our C++ bridge) with the
-//! reference GRU of models/FORMAT.md: same weights, same tokens, same logits
+//! engine's cpu backend on model files (a generated one of the default
+//! model's shape, and models/laya-default.safetensors when it is there) and
+//! with the plain FORMAT.md reference: same weights, same tokens, same logits
 //! (f32: max |delta logit| <= 1e-4 and identical top-8 over 300 steps).
 #![cfg(feature = "mlx")]
 
+use std::path::{Path, PathBuf};
+
+use laya::engine::vocab::Vocab;
+use laya::model::cpu::CpuBackend;
 use laya::model::mlx::reference::{self, top_k, OwnedWeights};
 use laya::model::mlx::{MlxBackend, MlxCompute, MlxDevice, MlxOptions};
-use laya::model::Backend;
+use laya::model::weights::{WeightType, Weights};
+use laya::model::{testgen, vocab_path_for, Backend};
 
 // The default model's shape (models/FORMAT.md metadata example).
 const VOCAB: usize = 16384;
@@ -90,6 +97,69 @@ fn f32_matches_reference_through_the_backend_trait() {
         "max |delta logit| {worst_logit} > 1e-4"
     );
     assert!(worst_state <= 1e-5, "max |delta h| {worst_state} > 1e-5");
+}
+
+/// Steps the cpu backend (f32 view of the file) and the MLX backend (the
+/// file's own numbers: int8 dequantized to f32) through `tokens()`.
+fn compare_with_cpu_backend(path: &Path) {
+    let vocab = Vocab::load(&vocab_path_for(path)).expect("vocabulary");
+    let open = || Weights::open(path, Some(&vocab)).expect("model file");
+    let mut cpu = CpuBackend::new(open(), Some(WeightType::F32));
+    let mut mlx = MlxBackend::from_weights(&open(), None, &cpu_options(MlxCompute::F32))
+        .expect("load into mlx");
+    let (v, hd) = (cpu.vocab_size(), cpu.hidden_dim());
+    assert_eq!((mlx.vocab_size(), mlx.hidden_dim()), (v, hd));
+    let (mut hc, mut hm) = (vec![0f32; hd], vec![0f32; hd]);
+    let (mut lc, mut lm) = (vec![0f32; v], vec![0f32; v]);
+    let mut worst = 0f32;
+    for (i, &t) in tokens().iter().enumerate() {
+        let t = t % v as u32;
+        let (mut hc2, mut hm2) = (vec![0f32; hd], vec![0f32; hd]);
+        cpu.step(&hc, t, &mut hc2).expect("cpu step");
+        cpu.logits(&hc2, &mut lc).expect("cpu logits");
+        mlx.step(&hm, t, &mut hm2).expect("mlx step");
+        mlx.logits(&hm2, &mut lm).expect("mlx logits");
+        worst = worst.max(max_abs_delta(&lc, &lm));
+        assert_eq!(
+            top_k(&lm, 8),
+            top_k(&lc, 8),
+            "{}: top-8 differs at step {i}",
+            path.display()
+        );
+        (hc, hm) = (hc2, hm2);
+    }
+    eprintln!(
+        "{}: mlx vs cpu backend over {STEPS} steps: max |dlogit| {worst:.3e}",
+        path.display()
+    );
+    assert!(
+        worst <= 1e-4,
+        "{}: max |delta logit| {worst} > 1e-4",
+        path.display()
+    );
+}
+
+#[test]
+fn f32_matches_the_cpu_backend_on_a_model_file() {
+    let dir = std::env::temp_dir().join(format!("laya-mlx-parity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let words: Vec<String> = (3..VOCAB).map(|i| format!("w{i}")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let path =
+        testgen::write_random_model(&dir, "parity", &words, EMBED, HIDDEN, WeightType::F32, 21)
+            .expect("write model");
+    compare_with_cpu_backend(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_default_model_matches_the_cpu_backend() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors");
+    if !path.exists() {
+        eprintln!("no {} in this checkout: nothing to compare", path.display());
+        return;
+    }
+    compare_with_cpu_backend(&path);
 }
 
 #[test]

@@ -77,7 +77,22 @@ pub fn load_backend(
 ) -> Result<Box<dyn Backend>> {
     let dtype = dtype.map(weights::WeightType::parse).transpose()?;
     match backend {
-        "auto" | "cpu" => {}
+        "cpu" => {}
+        // "auto" takes MLX only when built with it and a GPU is there; an MLX
+        // failure then falls back to the cpu backend rather than no model.
+        "auto" =>
+        {
+            #[cfg(feature = "mlx")]
+            if mlx::gpu_available() {
+                match mlx::open(path, vocab, dtype) {
+                    Ok(b) => return Ok(Box::new(b)),
+                    Err(e) => eprintln!("laya: mlx backend failed, using cpu: {e:#}"),
+                }
+            }
+        }
+        #[cfg(feature = "mlx")]
+        "mlx" => return Ok(Box::new(mlx::open(path, vocab, dtype)?)),
+        #[cfg(not(feature = "mlx"))]
         "mlx" => {
             bail!("backend \"mlx\": this build has no MLX support (build with --features mlx)")
         }

@@ -5,11 +5,13 @@
 pub mod reference;
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{bail, ensure, Context, Result};
 
+use super::weights::{WeightType, Weights, VECTORS};
 use super::Backend;
+use crate::engine::vocab::Vocab;
 
 #[repr(C)]
 struct RawWeights {
@@ -325,6 +327,42 @@ impl MlxBackend {
         Ok(b)
     }
 
+    /// Loads a validated model file (see `open`). `dtype` None keeps the
+    /// file's numbers exactly: f32 stays f32, bf16 stays bf16, and int8 is
+    /// dequantized to f32 (the same weights the cpu backend's f32 view
+    /// holds). Asking for int8 gives MLX's 8-bit affine quantization.
+    pub fn from_weights(w: &Weights, dtype: Option<WeightType>, opts: &MlxOptions) -> Result<Self> {
+        let c = &w.config;
+        let compute = match dtype.unwrap_or(c.dtype) {
+            WeightType::F32 => MlxCompute::F32,
+            WeightType::Bf16 => MlxCompute::Bf16,
+            WeightType::Int8 if dtype.is_none() => MlxCompute::F32,
+            WeightType::Int8 => MlxCompute::Q8,
+        };
+        let t = |name: &str| tensor_f32(w, name);
+        let (embed_w, gru_wx, gru_wh, proj_w) = (t("embed"), t("gru.wx"), t("gru.wh"), t("proj.w"));
+        let (gru_b, gru_bhn, proj_b, out_b) = (t("gru.b"), t("gru.bhn"), t("proj.b"), t("out.b"));
+        let view = GruWeights {
+            vocab: c.vocab_size,
+            embed: c.embed_dim,
+            hidden: c.hidden_dim,
+            embed_w: &embed_w,
+            gru_wx: &gru_wx,
+            gru_wh: &gru_wh,
+            gru_b: &gru_b,
+            gru_bhn: &gru_bhn,
+            proj_w: &proj_w,
+            proj_b: &proj_b,
+            out_b: &out_b,
+        };
+        let opts = MlxOptions {
+            compute,
+            ..opts.clone()
+        };
+        Self::from_f32(&view, &opts)
+            .with_context(|| format!("mlx backend for {}", w.path.display()))
+    }
+
     pub fn compute(&self) -> MlxCompute {
         self.compute
     }
@@ -445,6 +483,35 @@ impl MlxBackend {
     }
 }
 
+/// Opens the model at `path` (checked against `vocab`) on MLX with the
+/// default options: the GPU when there is one, kernels built at load.
+pub fn open(path: &Path, vocab: &Vocab, dtype: Option<WeightType>) -> Result<MlxBackend> {
+    let w = Weights::open(path, Some(vocab))?;
+    MlxBackend::from_weights(&w, dtype, &MlxOptions::default())
+}
+
+/// A tensor of the file as f32 values, whatever its stored dtype.
+fn tensor_f32(w: &Weights, name: &str) -> Vec<f32> {
+    let b = w.bytes(name);
+    match w.config.dtype {
+        WeightType::F32 => w.f32s(name).into_owned(),
+        WeightType::Bf16 => b
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        WeightType::Int8 if VECTORS.contains(&name) => w.f32s(name).into_owned(),
+        WeightType::Int8 => {
+            // FORMAT.md: W[i,j] = W.int8[i,j] * scale[i].
+            let scale = w.f32s(&format!("{name}.scale"));
+            let cols = b.len() / scale.len();
+            b.chunks_exact(cols)
+                .zip(scale.iter())
+                .flat_map(|(row, s)| row.iter().map(move |&q| q as i8 as f32 * s))
+                .collect()
+        }
+    }
+}
+
 impl Drop for MlxBackend {
     fn drop(&mut self) {
         // SAFETY: raw came from laya_mlx_create and is destroyed once.
@@ -467,6 +534,10 @@ impl Backend for MlxBackend {
 
     fn hidden_dim(&self) -> usize {
         self.hidden
+    }
+
+    fn dtype(&self) -> &'static str {
+        self.compute.as_str()
     }
 
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
