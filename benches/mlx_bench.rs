@@ -6,7 +6,10 @@
 //! cargo bench --features mlx --bench mlx_bench -- [--model F.safetensors]
 //!   [--vocab F.vocab.txt --text F.txt] [--device gpu|cpu|auto] [--steps N]
 //!   [--compute f32,bf16,f16,q8,q4] [--variants] [--reference] [--json OUT]
-//!   [--kernel-cache DIR] [--load-only]
+//!   [--kernel-cache DIR] [--load-only] [--cpu-backend]
+//!
+//! --cpu-backend also times the engine's pure-Rust cpu backend on the same
+//! file and tokens (f32 view, and the file's own dtype), for the comparison.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -14,9 +17,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use laya::engine::vocab::Vocab;
+use laya::model::cpu::CpuBackend;
 use laya::model::mlx::reference::{self, OwnedWeights};
 use laya::model::mlx::{self, MlxBackend, MlxCompute, MlxDevice, MlxOptions};
-use laya::model::Backend;
+use laya::model::weights::{WeightType, Weights};
+use laya::model::{vocab_path_for, Backend};
 use safetensors::{Dtype, SafeTensors};
 
 struct Args {
@@ -28,6 +34,7 @@ struct Args {
     computes: Vec<MlxCompute>,
     variants: bool,
     reference: bool,
+    cpu_backend: bool,
     json: Option<PathBuf>,
     kernel_cache: Option<PathBuf>,
     load_only: bool,
@@ -49,6 +56,7 @@ fn parse_args() -> Result<Args> {
         ],
         variants: false,
         reference: false,
+        cpu_backend: false,
         json: None,
         kernel_cache: None,
         load_only: false,
@@ -79,6 +87,7 @@ fn parse_args() -> Result<Args> {
             }
             "--variants" => a.variants = true,
             "--reference" => a.reference = true,
+            "--cpu-backend" => a.cpu_backend = true,
             "--load-only" => a.load_only = true,
             "--bench" => {} // added by `cargo bench`
             f => bail!("unknown argument {f}"),
@@ -568,6 +577,56 @@ fn main() -> Result<()> {
                     stats: k,
                 });
             }
+        }
+    }
+
+    if a.cpu_backend {
+        let path = a.model.as_ref().context("--cpu-backend needs --model")?;
+        let vocab = Vocab::load(&vocab_path_for(path))?;
+        let file_dtype = Weights::open(path, Some(&vocab))?.config.dtype;
+        let mut kinds = vec![WeightType::F32];
+        if file_dtype != WeightType::F32 {
+            kinds.push(file_dtype);
+        }
+        for dtype in kinds {
+            let mut cpu = CpuBackend::new(Weights::open(path, Some(&vocab))?, Some(dtype));
+            let (mut h, mut h2, mut l) = (
+                vec![0f32; w.hidden],
+                vec![0f32; w.hidden],
+                vec![0f32; w.vocab],
+            );
+            let (mut step, mut fused, mut decision) =
+                (Stats::default(), Stats::default(), Stats::default());
+            for &t in &tokens[..n] {
+                step.0.push(time_us(|| cpu.step(&h, t, &mut h2))?);
+                fused.0.push(time_us(|| {
+                    cpu.step(&h, t, &mut h2)?;
+                    cpu.logits(&h2, &mut l)
+                })?);
+                decision.0.push(time_us(|| {
+                    cpu.step(&h, t, &mut h2)?;
+                    cpu.logits(&h2, &mut l)?;
+                    std::hint::black_box(top8(&l));
+                    Ok(())
+                })?);
+                std::mem::swap(&mut h, &mut h2);
+            }
+            let d = cpu.device();
+            json.insert(format!("{d} step"), step.json());
+            json.insert(format!("{d} step+logits"), fused.json());
+            json.insert(format!("{d} decision"), decision.json());
+            rows.push(Row {
+                label: format!("rust {d}: step"),
+                stats: step,
+            });
+            rows.push(Row {
+                label: format!("rust {d}: step+logits"),
+                stats: fused,
+            });
+            rows.push(Row {
+                label: format!("rust {d}: decision (step+logits+top-8)"),
+                stats: decision,
+            });
         }
     }
 

@@ -26,6 +26,19 @@ pub trait Backend: Send {
     fn dtype(&self) -> &'static str {
         "f32"
     }
+    /// `step` then `logits` of the new state. A GPU backend overrides it to
+    /// do both in one evaluation and one device-to-host copy (on an H200 the
+    /// mlx backend takes ~150-170 us fused against ~210 us as two calls).
+    fn step_logits(
+        &mut self,
+        h: &[f32],
+        token: u32,
+        h_out: &mut [f32],
+        logits: &mut [f32],
+    ) -> Result<()> {
+        self.step(h, token, h_out)?;
+        self.logits(h_out, logits)
+    }
 }
 
 pub mod cpu;

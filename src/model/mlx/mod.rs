@@ -377,35 +377,6 @@ impl MlxBackend {
         Ok(())
     }
 
-    /// Step and logits in one evaluation (one GPU round trip, not two).
-    pub fn step_logits(
-        &mut self,
-        h: &[f32],
-        token: u32,
-        h_out: &mut [f32],
-        logits: &mut [f32],
-    ) -> Result<()> {
-        self.check_state(h, "state")?;
-        self.check_state(h_out, "output state")?;
-        ensure!(
-            logits.len() == self.vocab,
-            "mlx: logits buffer has {} values, expected {}",
-            logits.len(),
-            self.vocab
-        );
-        // SAFETY: lengths checked above.
-        let rc = unsafe {
-            laya_mlx_step_logits(
-                self.raw,
-                h.as_ptr(),
-                token,
-                h_out.as_mut_ptr(),
-                logits.as_mut_ptr(),
-            )
-        };
-        check(rc, "step+logits")
-    }
-
     /// Step, then the `ids.len()` (1..=64) largest logits, largest first, in
     /// one evaluation; the first stage of the selection runs on the device so
     /// only a few thousand values come back instead of all logits.
@@ -538,6 +509,35 @@ impl Backend for MlxBackend {
 
     fn dtype(&self) -> &'static str {
         self.compute.as_str()
+    }
+
+    /// Step and logits in one evaluation and one device-to-host copy.
+    fn step_logits(
+        &mut self,
+        h: &[f32],
+        token: u32,
+        h_out: &mut [f32],
+        logits: &mut [f32],
+    ) -> Result<()> {
+        self.check_state(h, "state")?;
+        self.check_state(h_out, "output state")?;
+        ensure!(
+            logits.len() == self.vocab,
+            "mlx: logits buffer has {} values, expected {}",
+            logits.len(),
+            self.vocab
+        );
+        // SAFETY: lengths checked above.
+        let rc = unsafe {
+            laya_mlx_step_logits(
+                self.raw,
+                h.as_ptr(),
+                token,
+                h_out.as_mut_ptr(),
+                logits.as_mut_ptr(),
+            )
+        };
+        check(rc, "step+logits")
     }
 
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
