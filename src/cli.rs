@@ -1,8 +1,144 @@
 //! The engine's command line: predict | protocol | eval | bench | --version.
+//! (`serve`, the Neovim host, is dispatched by main.rs to src/rpc.)
+
+mod protocol;
+
+use crate::engine::{Engine, EngineOptions, Request};
+use std::path::PathBuf;
+
+const USAGE: &str = "usage: laya serve | predict [OPTIONS] TEXT | protocol [OPTIONS] | eval [OPTIONS] FILE | bench [OPTIONS] [FILE] | --version
+options: --model PATH  --backend auto|cpu|mlx  --dtype f32|bf16|int8  --no-model  --threshold X  -k N";
 
 /// Runs a CLI subcommand; returns the process exit code.
 pub fn run(args: &[String]) -> i32 {
-    let _ = args;
-    eprintln!("laya: usage: laya serve|predict|protocol|eval|bench");
-    2
+    let Some(cmd) = args.first() else {
+        eprintln!("{USAGE}");
+        return 2;
+    };
+    let parsed = match Opts::parse(&args[1..]) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("laya {cmd}: {e}\n{USAGE}");
+            return 2;
+        }
+    };
+    match cmd.as_str() {
+        "--version" | "-V" | "version" => {
+            println!("laya {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        "--help" | "-h" | "help" => {
+            println!("{USAGE}");
+            0
+        }
+        "predict" => predict(&parsed),
+        "protocol" => protocol::run(&parsed),
+        other => {
+            eprintln!("laya: unknown command {other:?}\n{USAGE}");
+            2
+        }
+    }
+}
+
+/// Options shared by the subcommands.
+pub(crate) struct Opts {
+    pub engine: EngineOptions,
+    pub k: usize,
+    pub positional: Vec<String>,
+    pub flags: Vec<String>,
+}
+
+impl Opts {
+    fn parse(args: &[String]) -> Result<Opts, String> {
+        let mut o = Opts {
+            engine: EngineOptions::default(),
+            k: 3,
+            positional: Vec::new(),
+            flags: Vec::new(),
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+            match a.as_str() {
+                "--model" => o.engine.model_path = Some(PathBuf::from(value(a)?)),
+                "--backend" => o.engine.backend = value(a)?,
+                "--dtype" => o.engine.dtype = Some(value(a)?),
+                "--no-model" => o.engine.neural = false,
+                "--threshold" => {
+                    let v = value(a)?;
+                    o.engine.threshold = Some(
+                        v.parse()
+                            .map_err(|_| format!("--threshold {v}: not a number"))?,
+                    )
+                }
+                "-k" | "--k" => {
+                    let v = value(a)?;
+                    o.k = v.parse().map_err(|_| format!("-k {v}: not a number"))?
+                }
+                s if s.starts_with("--") => o.flags.push(s.to_string()),
+                _ => o.positional.push(a.clone()),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// Prints the engine's setup on stderr (what a figure was measured with).
+pub(crate) fn describe(engine: &Engine) {
+    let i = engine.info();
+    eprintln!(
+        "laya: backend {} ({}) dtype {} model {} vocab {} ({}) load {:.1} ms{}",
+        i.backend,
+        i.device,
+        if i.dtype.is_empty() { "-" } else { &i.dtype },
+        i.model_path
+            .as_ref()
+            .map_or("-".into(), |p| p.display().to_string()),
+        i.vocab_path
+            .as_ref()
+            .map_or("-".into(), |p| p.display().to_string()),
+        i.vocab_size,
+        i.load_ms,
+        i.model_error
+            .as_ref()
+            .map_or(String::new(), |e| format!("; model not used: {e}"))
+    );
+}
+
+fn predict(o: &Opts) -> i32 {
+    let Some(text) = o.positional.first() else {
+        eprintln!("laya predict: give the text before the cursor\n{USAGE}");
+        return 2;
+    };
+    let text = text.replace("\\n", "\n");
+    let mut engine = Engine::new(o.engine.clone());
+    describe(&engine);
+    let t0 = std::time::Instant::now();
+    let p = engine.predict(&Request {
+        buffer: 1,
+        before: &text,
+        after: "",
+        filetype: "",
+        k: o.k,
+    });
+    let us = t0.elapsed().as_secs_f64() * 1e6;
+    println!(
+        "prefix {:?}  ghost {:?}  ({us:.0} us, cold)",
+        p.prefix, p.ghost
+    );
+    for (i, c) in p.candidates.iter().enumerate() {
+        let replace = if c.replace > 0 {
+            format!("  (replaces {} chars)", c.replace)
+        } else {
+            String::new()
+        };
+        println!(
+            "{:>2}. {:<24} {:.4}  {}{replace}",
+            i + 1,
+            c.word,
+            c.score,
+            c.source.as_str()
+        );
+    }
+    0
 }

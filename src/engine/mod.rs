@@ -7,6 +7,20 @@
 //! fails (a model error falls back to the non-neural sources and is reported in
 //! `EngineInfo::model_error`); `predict(&Request) -> Prediction`;
 //! `accepted(buffer, text)`; `info() -> EngineInfo`.
+//!
+//! Path of a keystroke: `tokenizer` (context + prefix) → `context` (per-buffer
+//! tokens and model states) → `decision` (model distribution, `words` cache
+//! model, word list, `corrections`, `case` adaptation → ranking and ghost).
+
+pub mod case;
+pub mod context;
+pub mod corrections;
+mod decision;
+pub mod tokenizer;
+pub mod vocab;
+pub mod words;
+
+pub use decision::{softmax_in_place, Engine, EngineInfo, EngineOptions, DEFAULT_THRESHOLD};
 
 /// Where a candidate came from (shown in the completion menu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

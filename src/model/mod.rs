@@ -5,7 +5,9 @@
 //! the recurrent state itself (a plain `Vec<f32>` of `hidden_dim`), so a
 //! backend is stateless between calls and states can be cached per buffer.
 
-use anyhow::Result;
+use crate::engine::vocab::Vocab;
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
 
 /// What the engine needs from a model backend (cpu, mlx).
 pub trait Backend: Send {
@@ -19,7 +21,68 @@ pub trait Backend: Send {
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()>;
     /// Full-vocabulary logits for state `h` into `logits` (len vocab_size).
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()>;
+    /// The weight dtype it computes with ("f32", "bf16", "int8"). Added after
+    /// the first version of this trait, with a default so existing backends build.
+    fn dtype(&self) -> &'static str {
+        "f32"
+    }
 }
 
+pub mod cpu;
+pub mod kernels;
 #[cfg(feature = "mlx")]
 pub mod mlx;
+pub mod quant;
+pub mod testgen;
+pub mod weights;
+
+/// The vocabulary file that goes with a weights file: `<stem>.vocab.txt`.
+pub fn vocab_path_for(weights: &Path) -> PathBuf {
+    let name = weights.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name.strip_suffix(".safetensors").unwrap_or(name);
+    weights.with_file_name(format!("{stem}.vocab.txt"))
+}
+
+/// The default model: $LAYA_MODEL, else models/laya-default.safetensors next
+/// to the binary (../../models from target/release/laya) or in the source tree
+/// the binary was built from.
+pub fn default_model_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LAYA_MODEL") {
+        return Some(PathBuf::from(p));
+    }
+    const FILE: &str = "models/laya-default.safetensors";
+    let mut tries = Vec::new();
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        tries.push(dir.join("../..").join(FILE));
+        tries.push(dir.join("..").join(FILE));
+        tries.push(dir.join(FILE));
+    }
+    tries.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE));
+    tries
+        .into_iter()
+        .find(|p| p.exists())
+        .map(|p| p.canonicalize().unwrap_or(p))
+}
+
+/// Loads the weights at `path` (checked against `vocab`) on the chosen backend
+/// ("auto" | "cpu" | "mlx"), optionally converted to `dtype`.
+pub fn load_backend(
+    path: &Path,
+    vocab: &Vocab,
+    backend: &str,
+    dtype: Option<&str>,
+) -> Result<Box<dyn Backend>> {
+    let dtype = dtype.map(weights::WeightType::parse).transpose()?;
+    match backend {
+        "auto" | "cpu" => {}
+        "mlx" => {
+            bail!("backend \"mlx\": this build has no MLX support (build with --features mlx)")
+        }
+        other => bail!("unknown backend {other:?} (expected auto, cpu or mlx)"),
+    }
+    let w = weights::Weights::open(path, Some(vocab))?;
+    Ok(Box::new(cpu::CpuBackend::new(w, dtype)))
+}

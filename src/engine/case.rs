@@ -1,0 +1,64 @@
+//! Case adaptation: a candidate found case-insensitively is written the way
+//! the user started typing it (`Th` + `the` → `The`, `TH` + `the` → `THE`).
+
+/// The rest of `word` after the typed `prefix` (same length in bytes,
+/// matched case-insensitively), adapted to the prefix's case: an all-capitals
+/// prefix (2+ letters) gives capitals; otherwise the word's own letters.
+pub fn adapted_rest(prefix: &str, word: &str) -> String {
+    let rest = &word[prefix.len()..];
+    if shouts(prefix) {
+        rest.to_ascii_uppercase()
+    } else {
+        rest.to_string()
+    }
+}
+
+/// True when the typed prefix is capitals only (at least two letters), as in `HTTP`.
+pub fn shouts(prefix: &str) -> bool {
+    let mut letters = 0;
+    for b in prefix.bytes() {
+        if b.is_ascii_lowercase() {
+            return false;
+        }
+        letters += b.is_ascii_uppercase() as usize;
+    }
+    letters >= 2
+}
+
+/// How well the candidate's own spelling agrees with what was typed: 1 for an
+/// exact-case match, less when only the case-insensitive match holds (so a
+/// buffer identifier typed in its own case wins over a re-cased one).
+pub fn case_agreement(prefix: &str, word: &str) -> f32 {
+    let typed = &word.as_bytes()[..prefix.len()];
+    if typed == prefix.as_bytes() {
+        return 1.0;
+    }
+    // Differing only in the first letter (sentence start, `The`/`the`) is ordinary.
+    if typed[1..] == prefix.as_bytes()[1..] || shouts(prefix) {
+        0.9
+    } else {
+        0.3
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adapts_to_the_typed_case() {
+        assert_eq!(adapted_rest("Th", "the"), "e");
+        assert_eq!(adapted_rest("TH", "the"), "E");
+        assert_eq!(adapted_rest("th", "The"), "e");
+        assert_eq!(adapted_rest("hash", "HashMap"), "Map");
+        assert_eq!(adapted_rest("X", "xs"), "s");
+        assert!(shouts("HTTP_2"));
+        assert!(!shouts("H2"));
+    }
+
+    #[test]
+    fn exact_case_agrees_best() {
+        assert_eq!(case_agreement("myV", "myVar"), 1.0);
+        assert!(case_agreement("Th", "the") > case_agreement("myv", "myVar"));
+    }
+}

@@ -1,0 +1,248 @@
+//! Per-buffer context cache: the tokens of the text before the word being
+//! typed, the model state after each of them, and the buffer's word cache.
+//! A request is aligned against the cached tokens so that typing inside a word
+//! costs no model step, a new word one step, a backspace steps back to a stored
+//! state, and anything else at most one bounded re-read of recent context.
+
+use super::tokenizer::{tokenize, Token, TokenKind};
+use super::vocab::{Vocab, BOS};
+use super::words::WordCache;
+use crate::model::Backend;
+use anyhow::Result;
+
+/// Tokens compared to accept an alignment (the context that shapes the state).
+const CHECK: usize = 32;
+/// How far back from the end the alignment searches, in tokens.
+const SEARCH: usize = 64;
+/// The bounded re-read: at most this many recent tokens are stepped afresh.
+pub const REREAD: usize = 64;
+/// Tokens (and states) kept per buffer; the oldest are dropped beyond it.
+const KEEP: usize = 256;
+
+fn token_hash(t: &Token) -> u64 {
+    // FNV-1a over the text; newline and symbols are their own text.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in t.text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// What `sync` did, for statistics and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncCost {
+    /// Model steps taken.
+    pub steps: usize,
+    /// True when the cache could not be aligned and recent context was re-read.
+    pub reread: bool,
+}
+
+/// The cached context of one buffer.
+pub struct BufferContext {
+    hashes: Vec<u64>,
+    /// `states[i*H..(i+1)*H]` = model state after tokens[..=i] (after `<s>` and them).
+    states: Vec<f32>,
+    /// State after `<s>` alone (the start of every re-read).
+    start_state: Vec<f32>,
+    /// Words learnt from this buffer's text.
+    pub words: WordCache,
+    /// Bumped whenever the context changes, so derived caches (logits) know.
+    pub version: u64,
+    /// The context text of the last request (quick check for keystrokes inside a word).
+    last_context: String,
+    pub last_used: u64,
+}
+
+impl BufferContext {
+    pub fn new() -> BufferContext {
+        BufferContext {
+            hashes: Vec::new(),
+            states: Vec::new(),
+            start_state: Vec::new(),
+            words: WordCache::new(),
+            version: 0,
+            last_context: String::new(),
+            last_used: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// The model state after the whole cached context (empty without a model).
+    pub fn state(&self, hidden: usize) -> &[f32] {
+        let n = self.hashes.len();
+        if n == 0 || hidden == 0 {
+            &self.start_state
+        } else {
+            &self.states[(n - 1) * hidden..n * hidden]
+        }
+    }
+
+    /// Brings the cache in line with `context` (the text before the prefix),
+    /// learning new words and stepping the model over new tokens.
+    pub fn sync(
+        &mut self,
+        context: &str,
+        mut model: Option<(&mut dyn Backend, &Vocab)>,
+    ) -> Result<SyncCost> {
+        // Inside a word the context is unchanged (or lost a few characters at
+        // its start because the caller's window slid): nothing to do.
+        if !self.hashes.is_empty()
+            && self.last_context.len() >= context.len()
+            && self.last_context.len() - context.len() <= 64
+            && self.last_context.ends_with(context)
+        {
+            return Ok(SyncCost::default());
+        }
+        let hidden = model.as_ref().map_or(0, |(b, _)| b.hidden_dim());
+        if let Some((backend, _)) = model.as_mut() {
+            if self.start_state.len() != hidden {
+                let zero = vec![0.0; hidden];
+                self.start_state = vec![0.0; hidden];
+                backend.step(&zero, BOS, &mut self.start_state)?;
+            }
+        }
+        let toks: Vec<Token> = tokenize(context).collect();
+        let new: Vec<u64> = toks.iter().map(token_hash).collect();
+        let mut cost = SyncCost::default();
+        let from = match align(&self.hashes, &new) {
+            Some((m, j)) if new.len() - m <= REREAD => {
+                self.truncate(j, hidden);
+                m
+            }
+            _ => {
+                // Unknown or far-away text: learn all its words, re-read its tail.
+                self.truncate(0, hidden);
+                let skip_first = context.len() > 256
+                    && toks
+                        .first()
+                        .is_some_and(|t| t.start == 0 && t.kind == TokenKind::Word);
+                for t in toks.iter().skip(skip_first as usize) {
+                    if t.kind == TokenKind::Word {
+                        self.words.add(t.text);
+                    }
+                }
+                cost.reread = true;
+                new.len().saturating_sub(REREAD)
+            }
+        };
+        for (i, t) in toks.iter().enumerate().skip(from) {
+            if !cost.reread && t.kind == TokenKind::Word {
+                self.words.add(t.text);
+            }
+            self.hashes.push(new[i]);
+            if let Some((backend, vocab)) = model.as_mut() {
+                let n = self.hashes.len();
+                let (prev, next) = if n == 1 {
+                    self.states.resize(hidden, 0.0);
+                    (self.start_state.as_slice(), &mut self.states[..])
+                } else {
+                    self.states.resize(n * hidden, 0.0);
+                    let (a, b) = self.states.split_at_mut((n - 1) * hidden);
+                    (&a[(n - 2) * hidden..], b)
+                };
+                if let Err(e) = backend.step(prev, vocab.id(t), next) {
+                    self.truncate(0, hidden);
+                    self.last_context.clear();
+                    return Err(e);
+                }
+                cost.steps += 1;
+            }
+        }
+        if self.hashes.len() > KEEP {
+            let drop = self.hashes.len() - KEEP + KEEP / 4;
+            self.hashes.drain(..drop);
+            if hidden > 0 {
+                self.states.drain(..drop * hidden);
+            }
+        }
+        self.version += 1;
+        self.last_context.clear();
+        self.last_context.push_str(context);
+        Ok(cost)
+    }
+
+    fn truncate(&mut self, n: usize, hidden: usize) {
+        self.hashes.truncate(n);
+        self.states.truncate(n * hidden);
+    }
+}
+
+impl Default for BufferContext {
+    fn default() -> Self {
+        BufferContext::new()
+    }
+}
+
+/// Finds how much of `new` the cache `old` already covers: `(m, j)` such that
+/// the last `min(m, CHECK)` tokens of `new[..m]` equal those of `old[..j]`,
+/// with the least work (tokens dropped `o - j` plus tokens stepped `n - m`),
+/// so repetitive text (blank lines, `}` runs) aligns to the nearest match.
+/// Only the last SEARCH positions of each are tried.
+fn align(old: &[u64], new: &[u64]) -> Option<(usize, usize)> {
+    if new.is_empty() {
+        return Some((0, 0));
+    }
+    let (n, o) = (new.len(), old.len());
+    for cost in 0..=2 * SEARCH {
+        for dropped in cost.saturating_sub(SEARCH)..=cost.min(SEARCH) {
+            let stepped = cost - dropped;
+            if dropped > o || stepped >= n {
+                continue;
+            }
+            let (m, j) = (n - stepped, o - dropped);
+            let len = m.min(CHECK);
+            if j >= len && old[j - 1] == new[m - 1] && old[j - len..j] == new[m - len..m] {
+                return Some((m, j));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(s: &str) -> Vec<u64> {
+        tokenize(s).map(|t| token_hash(&t)).collect()
+    }
+
+    #[test]
+    fn aligns_appends_slides_and_backspaces() {
+        let old = h("a b c d e f");
+        assert_eq!(align(&old, &h("a b c d e f")), Some((6, 6)));
+        assert_eq!(align(&old, &h("a b c d e f g")), Some((6, 6)));
+        assert_eq!(align(&old, &h("a b c d")), Some((4, 4)));
+        assert_eq!(align(&[], &h("x")), None);
+        assert_eq!(align(&old, &h("")), Some((0, 0)));
+        // A window that slid: the new text starts later in the document.
+        let long: String = (0..100).map(|i| format!("w{i} ")).collect();
+        let old = h(&long);
+        let slid: String = (10..101).map(|i| format!("w{i} ")).collect();
+        assert_eq!(align(&old, &h(&slid)), Some((90, 100)));
+    }
+
+    #[test]
+    fn learns_each_word_once() {
+        let mut c = BufferContext::new();
+        c.sync("alpha beta ", None).unwrap();
+        c.sync("alpha beta ", None).unwrap();
+        c.sync("alpha beta gamma ", None).unwrap();
+        c.sync("alpha beta gamma alpha ", None).unwrap();
+        let mut w = WordCache::new();
+        for x in ["alpha", "beta", "gamma", "alpha"] {
+            w.add(x);
+        }
+        for x in ["alpha", "beta", "gamma"] {
+            assert_eq!(c.words.prob(x), w.prob(x), "{x}");
+        }
+    }
+}

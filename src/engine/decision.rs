@@ -1,0 +1,634 @@
+//! The engine: per-buffer context caches, the model's distribution at the
+//! cursor, and the merge of model, buffer-word and word-list candidates into
+//! one ranking, the ghost text and its confidence gate.
+
+use super::case::{adapted_rest, case_agreement};
+use super::context::{BufferContext, SyncCost};
+use super::corrections;
+use super::tokenizer::split_prefix;
+use super::vocab::{Vocab, UNK};
+use super::words::WordCache;
+use super::{Candidate, Prediction, Request, Source};
+use crate::model::{self, Backend};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Weight of the model in the interpolation with the cache model.
+const LAMBDA_MODEL: f32 = 0.75;
+/// Weight of the word list when there is no model (the rest is buffer words).
+const LAMBDA_WORDS: f32 = 0.35;
+/// Within the cache model: this buffer's words vs the user's words from everywhere.
+const BUFFER_SHARE: f32 = 0.8;
+/// Ghost text is shown when the top candidate's probability reaches this.
+pub const DEFAULT_THRESHOLD: f32 = 0.3;
+/// Further ghost words are added while the model gives the next word at least this.
+const CONTINUE_THRESHOLD: f32 = 0.5;
+/// Buffers whose context is kept (least recently used beyond it are dropped).
+const MAX_BUFFERS: usize = 16;
+
+/// How to build an engine. `Default` = the default model, backend "auto".
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Weights file (`<stem>.safetensors`, vocabulary beside it as
+    /// `<stem>.vocab.txt`); None = the default model (see `model::default_model_path`).
+    pub model_path: Option<PathBuf>,
+    /// "auto" | "cpu" | "mlx".
+    pub backend: String,
+    /// Ghost-text confidence threshold in [0, 1]; None = DEFAULT_THRESHOLD.
+    pub threshold: Option<f32>,
+    /// Run the weights in another dtype than the file's ("f32" | "bf16" | "int8").
+    pub dtype: Option<String>,
+    /// False: no neural model, only buffer words and the word list.
+    pub neural: bool,
+    /// Most words of ghost text after the current one.
+    pub ghost_words: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            model_path: None,
+            backend: "auto".into(),
+            threshold: None,
+            dtype: None,
+            neural: true,
+            ghost_words: 2,
+        }
+    }
+}
+
+/// What the engine runs on (for `status`, `:checkhealth laya`, benchmarks).
+#[derive(Debug, Clone, Default)]
+pub struct EngineInfo {
+    /// "cpu", "mlx", or "none" (non-neural fallback).
+    pub backend: String,
+    pub device: String,
+    pub model_path: Option<PathBuf>,
+    pub vocab_path: Option<PathBuf>,
+    /// Weight dtype the backend runs ("f32", "bf16", "int8"; "" without model).
+    pub dtype: String,
+    pub vocab_size: usize,
+    /// Loading plus warm-up, milliseconds.
+    pub load_ms: f64,
+    /// Why the neural model is not in use, when it is not.
+    pub model_error: Option<String>,
+}
+
+/// The model's next-token distribution at one buffer's cursor context.
+struct Dist {
+    version: u64,
+    /// Softmax probabilities by token id.
+    probs: Vec<f32>,
+    /// The same in the vocabulary's lowercase-sorted word order (prefix ranges are contiguous).
+    sorted: Vec<f32>,
+    /// The most probable word tokens, best first.
+    top_words: Vec<(u32, f32)>,
+}
+
+/// Ghost continuation computed for (context version, accepted word).
+struct Continuation {
+    version: u64,
+    word: String,
+    text: String,
+}
+
+struct BufferEntry {
+    ctx: BufferContext,
+    dist: Option<Dist>,
+    continuation: Option<Continuation>,
+}
+
+pub struct Engine {
+    opts: EngineOptions,
+    vocab: Option<Arc<Vocab>>,
+    backend: Option<Box<dyn Backend>>,
+    buffers: HashMap<u64, BufferEntry>,
+    /// Words the user accepted or typed anywhere (history across buffers).
+    user_words: WordCache,
+    clock: u64,
+    info: EngineInfo,
+    errors: u64,
+    last_cost: SyncCost,
+    scratch_logits: Vec<f32>,
+    scratch_state: Vec<f32>,
+}
+
+/// One word before merging: its spelling, its model / word-list probability
+/// and its cache-model probability.
+struct Scored<'a> {
+    word: &'a str,
+    p_model: f32,
+    p_cache: f32,
+    from_vocab: bool,
+}
+
+impl Engine {
+    /// Builds the engine; a model that cannot be loaded leaves the non-neural
+    /// sources working and is reported in `info().model_error`.
+    pub fn new(opts: EngineOptions) -> Engine {
+        let t0 = Instant::now();
+        let mut info = EngineInfo {
+            backend: "none".into(),
+            ..EngineInfo::default()
+        };
+        let weights = opts.model_path.clone().or_else(model::default_model_path);
+        let mut vocab = None;
+        let mut backend = None;
+        match &weights {
+            None => {
+                info.model_error =
+                    Some("no model file found (set LAYA_MODEL or model = <path>)".into())
+            }
+            Some(w) => {
+                let vp = model::vocab_path_for(w);
+                match Vocab::load(&vp) {
+                    Err(e) => info.model_error = Some(format!("{e:#}")),
+                    Ok(v) => {
+                        let v = Arc::new(v);
+                        info.vocab_path = Some(vp);
+                        info.vocab_size = v.len();
+                        if opts.neural {
+                            info.model_path = Some(w.clone());
+                            match model::load_backend(w, &v, &opts.backend, opts.dtype.as_deref()) {
+                                Ok(b) => {
+                                    info.backend = b.name().into();
+                                    info.device = b.device();
+                                    info.dtype = b.dtype().into();
+                                    backend = Some(b);
+                                }
+                                Err(e) => info.model_error = Some(format!("{e:#}")),
+                            }
+                        } else {
+                            info.model_error = Some("neural model disabled".into());
+                        }
+                        vocab = Some(v);
+                    }
+                }
+            }
+        }
+        let mut engine = Engine {
+            opts,
+            vocab,
+            backend,
+            buffers: HashMap::new(),
+            user_words: WordCache::new(),
+            clock: 0,
+            info,
+            errors: 0,
+            last_cost: SyncCost::default(),
+            scratch_logits: Vec::new(),
+            scratch_state: Vec::new(),
+        };
+        engine.warm_up();
+        engine.info.load_ms = t0.elapsed().as_secs_f64() * 1e3;
+        engine
+    }
+
+    /// One prediction on a scratch buffer, so first-use costs (page faults,
+    /// kernel compilation on GPU backends) are paid before the first keystroke.
+    fn warm_up(&mut self) {
+        let scratch = u64::MAX;
+        let req = Request {
+            buffer: scratch,
+            before: "The quick brown fox jumps over the lazy dog.\nfn main() {\n    let x",
+            after: "",
+            filetype: "",
+            k: 3,
+        };
+        self.predict(&req);
+        self.forget(scratch);
+        self.errors = 0;
+    }
+
+    pub fn info(&self) -> EngineInfo {
+        self.info.clone()
+    }
+
+    /// Internal failures recovered from (a backend error falls back to non-neural answers).
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// What the last `predict` cost in model work.
+    pub fn last_cost(&self) -> SyncCost {
+        self.last_cost
+    }
+
+    /// The buffer was closed: drop its cached context.
+    pub fn forget(&mut self, buffer: u64) {
+        self.buffers.remove(&buffer);
+    }
+
+    /// The user accepted `text` (feedback): its words join the user's history.
+    pub fn accepted(&mut self, buffer: u64, text: &str) {
+        let _ = buffer;
+        for t in super::tokenizer::tokenize(text) {
+            if t.kind == super::tokenizer::TokenKind::Word {
+                self.user_words.add(t.text);
+            }
+        }
+    }
+
+    pub fn predict(&mut self, req: &Request) -> Prediction {
+        self.clock += 1;
+        let (context, prefix) = split_prefix(req.before);
+        self.evict_if_full(req.buffer);
+        let mut entry = self
+            .buffers
+            .remove(&req.buffer)
+            .unwrap_or_else(|| BufferEntry {
+                ctx: BufferContext::new(),
+                dist: None,
+                continuation: None,
+            });
+        entry.ctx.last_used = self.clock;
+        let model: Option<(&mut dyn Backend, &Vocab)> = match (&mut self.backend, &self.vocab) {
+            (Some(b), Some(v)) => Some((&mut **b, &**v)),
+            _ => None,
+        };
+        let neural = model.is_some();
+        self.last_cost = match entry.ctx.sync(context, model) {
+            Ok(c) => c,
+            Err(e) => {
+                self.model_failed(e);
+                entry.ctx.sync(context, None).unwrap_or_default()
+            }
+        };
+        if neural && self.backend.is_some() {
+            self.ensure_dist(&mut entry);
+        }
+        let pred = self.decide(&mut entry, prefix, req.k.max(1));
+        self.buffers.insert(req.buffer, entry);
+        pred
+    }
+
+    fn evict_if_full(&mut self, keep: u64) {
+        if self.buffers.len() < MAX_BUFFERS || self.buffers.contains_key(&keep) {
+            return;
+        }
+        if let Some(oldest) = self
+            .buffers
+            .iter()
+            .min_by_key(|(_, e)| e.ctx.last_used)
+            .map(|(b, _)| *b)
+        {
+            self.buffers.remove(&oldest);
+        }
+    }
+
+    /// A backend error: count it and continue without the model (one clear message).
+    fn model_failed(&mut self, e: anyhow::Error) {
+        self.errors += 1;
+        eprintln!("laya: model backend failed, continuing without it: {e:#}");
+        self.info.model_error = Some(format!("backend failed: {e:#}"));
+        self.info.backend = "none".into();
+        self.backend = None;
+        for entry in self.buffers.values_mut() {
+            entry.dist = None;
+        }
+    }
+
+    /// Computes the model's distribution at the buffer's context unless cached.
+    fn ensure_dist(&mut self, entry: &mut BufferEntry) {
+        if entry
+            .dist
+            .as_ref()
+            .is_some_and(|d| d.version == entry.ctx.version)
+        {
+            return;
+        }
+        let (Some(backend), Some(vocab)) = (&mut self.backend, &self.vocab) else {
+            return;
+        };
+        let hidden = backend.hidden_dim();
+        let mut dist = entry.dist.take().unwrap_or_else(|| Dist {
+            version: 0,
+            probs: Vec::new(),
+            sorted: Vec::new(),
+            top_words: Vec::new(),
+        });
+        dist.probs.resize(backend.vocab_size(), 0.0);
+        if let Err(e) = backend.logits(entry.ctx.state(hidden), &mut dist.probs) {
+            self.model_failed(e);
+            return;
+        }
+        softmax_in_place(&mut dist.probs);
+        let ids = vocab.sorted_ids();
+        dist.sorted.clear();
+        dist.sorted
+            .extend(ids.iter().map(|&id| dist.probs[id as usize]));
+        dist.top_words.clear();
+        top_words(&dist.probs, vocab, 16, &mut dist.top_words);
+        dist.version = entry.ctx.version;
+        entry.dist = Some(dist);
+    }
+
+    fn decide(&mut self, entry: &mut BufferEntry, prefix: &str, k: usize) -> Prediction {
+        let (mut candidates, mass) = self.rank(entry, prefix, k);
+        if prefix.len() >= 3 && (candidates.is_empty() || mass < 1e-5) {
+            if let Some(vocab) = &self.vocab {
+                let fixes = corrections::suggest(prefix, vocab, &entry.ctx.words, k);
+                for c in fixes {
+                    if candidates.len() < k && !candidates.iter().any(|x| x.word == c.word) {
+                        candidates.push(c);
+                    }
+                }
+            }
+        }
+        let threshold = self.opts.threshold.unwrap_or(DEFAULT_THRESHOLD);
+        let mut ghost = String::new();
+        if let Some(top) = candidates.first() {
+            if top.score >= threshold && top.replace == 0 {
+                ghost.push_str(&top.insert);
+                let word = top.word.clone();
+                let more = self.continuation(entry, &word);
+                ghost.push_str(&more);
+            }
+        }
+        Prediction {
+            prefix: prefix.to_string(),
+            candidates,
+            ghost,
+        }
+    }
+
+    /// Ranks words completing `prefix`; returns the best `k` and the total
+    /// (interpolated) probability of everything the prefix allows.
+    fn rank(&self, entry: &BufferEntry, prefix: &str, k: usize) -> (Vec<Candidate>, f32) {
+        let lower = prefix.to_ascii_lowercase();
+        let pool_size = k + 8;
+        let dist = entry
+            .dist
+            .as_ref()
+            .filter(|d| d.version == entry.ctx.version);
+        let vocab = self.vocab.as_deref();
+        let words_weight = match (dist, vocab) {
+            (Some(_), _) => LAMBDA_MODEL,
+            (None, Some(_)) => LAMBDA_WORDS,
+            (None, None) => 0.0,
+        };
+        let zipf_norm = vocab.map_or(1.0, |v| 1.0 / harmonic(v.word_count()));
+        let p_vocab = |id: u32, pos: Option<usize>| -> f32 {
+            match (dist, vocab) {
+                (Some(d), _) => pos.map_or(d.probs[id as usize], |i| d.sorted[i]),
+                (None, Some(v)) => v
+                    .word_rank(id)
+                    .map_or(0.0, |r| zipf_norm / (r as f32 + 1.0)),
+                _ => 0.0,
+            }
+        };
+
+        // Vocabulary (model or word list) words: the best few of the prefix's range.
+        let mut from_vocab: Vec<(u32, f32)> = Vec::with_capacity(pool_size + 1);
+        let mut mass_vocab = 0.0f32;
+        if let Some(v) = vocab {
+            if prefix.is_empty() {
+                mass_vocab = 1.0;
+                match dist {
+                    Some(d) => from_vocab.extend(d.top_words.iter().take(pool_size).copied()),
+                    None => from_vocab.extend(
+                        v.words_by_rank()
+                            .take(pool_size)
+                            .map(|id| (id, p_vocab(id, None))),
+                    ),
+                }
+            } else {
+                let range = v.prefix_range(&lower);
+                let ids = v.sorted_ids();
+                for i in range {
+                    let id = ids[i];
+                    let p = p_vocab(id, Some(i));
+                    mass_vocab += p;
+                    let word = v.text(id);
+                    if word.len() == prefix.len() {
+                        continue;
+                    }
+                    let s = p * case_agreement(prefix, word);
+                    push_top(&mut from_vocab, (id, s), pool_size);
+                }
+            }
+        }
+
+        // Cache-model words (this buffer, then the user's history).
+        let mut scored: Vec<Scored> = Vec::with_capacity(3 * pool_size);
+        let mut mass_cache = 0.0f32;
+        let buffer_hits: Vec<(&str, f32)> = if prefix.is_empty() {
+            entry.ctx.words.top(pool_size)
+        } else {
+            entry.ctx.words.with_prefix(&lower).collect()
+        };
+        let user_hits: Vec<(&str, f32)> = if prefix.is_empty() {
+            self.user_words.top(pool_size)
+        } else {
+            self.user_words
+                .with_prefix(&lower)
+                .take(4 * pool_size)
+                .collect()
+        };
+        let user_weight = if self.user_words.is_empty() {
+            0.0
+        } else {
+            1.0 - BUFFER_SHARE
+        };
+        let buffer_weight = 1.0 - user_weight;
+        for (word, p) in buffer_hits {
+            mass_cache += buffer_weight * p;
+            if word.len() > prefix.len() {
+                let pc = buffer_weight * p + user_weight * self.user_words.prob(word);
+                scored.push(Scored {
+                    word,
+                    p_model: 0.0,
+                    p_cache: pc,
+                    from_vocab: false,
+                });
+            }
+        }
+        for (word, p) in user_hits {
+            mass_cache += user_weight * p;
+            if word.len() > prefix.len() && !scored.iter().any(|s| s.word == word) {
+                let pc = user_weight * p + buffer_weight * entry.ctx.words.prob(word);
+                scored.push(Scored {
+                    word,
+                    p_model: 0.0,
+                    p_cache: pc,
+                    from_vocab: false,
+                });
+            }
+        }
+        if prefix.is_empty() {
+            mass_cache = 1.0;
+        }
+        // Keep the cache's best few, then give every word both probabilities.
+        scored.sort_by(|a, b| b.p_cache.total_cmp(&a.p_cache));
+        scored.truncate(pool_size);
+        let p_unk = dist.map_or(0.0, |d| d.probs[UNK as usize]);
+        for s in scored.iter_mut() {
+            match vocab.and_then(|v| v.word_id(s.word)) {
+                Some(id) => {
+                    s.p_model = p_vocab(id, None);
+                    s.from_vocab = true;
+                }
+                None => s.p_model = p_unk * s.p_cache,
+            }
+        }
+        if let Some(v) = vocab {
+            for &(id, _) in &from_vocab {
+                let word = v.text(id);
+                if !scored.iter().any(|s| s.word == word) {
+                    let pc = buffer_weight * entry.ctx.words.prob(word)
+                        + user_weight * self.user_words.prob(word);
+                    scored.push(Scored {
+                        word,
+                        p_model: p_vocab(id, None),
+                        p_cache: pc,
+                        from_vocab: true,
+                    });
+                }
+            }
+        }
+        let cache_weight = if mass_cache > 0.0 {
+            1.0 - words_weight
+        } else {
+            0.0
+        };
+        let model_weight = if vocab.is_some() {
+            words_weight.max(1.0 - cache_weight)
+        } else {
+            0.0
+        };
+        let mass = model_weight * mass_vocab + cache_weight * mass_cache;
+
+        // Merge spellings that read the same after case adaptation.
+        let mut merged: Vec<Candidate> = Vec::with_capacity(scored.len());
+        for s in &scored {
+            let agree = case_agreement(prefix, s.word);
+            let from_model = model_weight * s.p_model * agree;
+            let from_cache = cache_weight * s.p_cache * agree;
+            let score = from_model + from_cache;
+            let rest = adapted_rest(prefix, s.word);
+            let source = if from_cache > from_model || !s.from_vocab {
+                Source::Buffer
+            } else if dist.is_some() {
+                Source::Model
+            } else {
+                Source::Words
+            };
+            match merged.iter_mut().find(|c| c.insert == rest) {
+                Some(c) => c.score += score,
+                None => merged.push(Candidate {
+                    word: format!("{prefix}{rest}"),
+                    insert: rest,
+                    replace: 0,
+                    source,
+                    score,
+                }),
+            }
+        }
+        let norm = if mass > 0.0 { 1.0 / mass } else { 0.0 };
+        for c in merged.iter_mut() {
+            c.score = (c.score * norm).clamp(0.0, 1.0);
+        }
+        merged.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.insert.cmp(&b.insert))
+        });
+        merged.truncate(k);
+        (merged, mass)
+    }
+
+    /// Words the model expects after `word` completes, while it is confident
+    /// (" and then"); cached per context so keystrokes inside a word reuse it.
+    fn continuation(&mut self, entry: &mut BufferEntry, word: &str) -> String {
+        if self.opts.ghost_words == 0 {
+            return String::new();
+        }
+        if let Some(c) = &entry.continuation {
+            if c.version == entry.ctx.version && c.word == word {
+                return c.text.clone();
+            }
+        }
+        let (Some(backend), Some(vocab)) = (&mut self.backend, &self.vocab) else {
+            return String::new();
+        };
+        let Some(mut id) = vocab.word_id(word) else {
+            return String::new();
+        };
+        let hidden = backend.hidden_dim();
+        let mut h = entry.ctx.state(hidden).to_vec();
+        self.scratch_state.resize(hidden, 0.0);
+        self.scratch_logits.resize(backend.vocab_size(), 0.0);
+        let mut text = String::new();
+        for _ in 0..self.opts.ghost_words {
+            let stepped = backend
+                .step(&h, id, &mut self.scratch_state)
+                .and_then(|_| backend.logits(&self.scratch_state, &mut self.scratch_logits));
+            if stepped.is_err() {
+                break;
+            }
+            std::mem::swap(&mut h, &mut self.scratch_state);
+            softmax_in_place(&mut self.scratch_logits);
+            let (best, p) = argmax(&self.scratch_logits);
+            if p < CONTINUE_THRESHOLD || !vocab.is_word(best) {
+                break;
+            }
+            text.push(' ');
+            text.push_str(vocab.text(best));
+            id = best;
+        }
+        entry.continuation = Some(Continuation {
+            version: entry.ctx.version,
+            word: word.to_string(),
+            text: text.clone(),
+        });
+        text
+    }
+}
+
+/// Keeps the `n` best (id, score) pairs, best first.
+fn push_top(top: &mut Vec<(u32, f32)>, item: (u32, f32), n: usize) {
+    if top.len() == n && top.last().is_some_and(|l| l.1 >= item.1) {
+        return;
+    }
+    let at = top.partition_point(|x| x.1 >= item.1);
+    top.insert(at, item);
+    top.truncate(n);
+}
+
+fn top_words(probs: &[f32], vocab: &Vocab, n: usize, out: &mut Vec<(u32, f32)>) {
+    for (id, &p) in probs.iter().enumerate() {
+        if (out.len() < n || out.last().is_some_and(|l| l.1 < p)) && vocab.is_word(id as u32) {
+            push_top(out, (id as u32, p), n);
+        }
+    }
+}
+
+fn argmax(v: &[f32]) -> (u32, f32) {
+    let mut best = (0u32, f32::NEG_INFINITY);
+    for (i, &x) in v.iter().enumerate() {
+        if x > best.1 {
+            best = (i as u32, x);
+        }
+    }
+    best
+}
+
+pub fn softmax_in_place(v: &mut [f32]) {
+    let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0f32;
+    for x in v.iter_mut() {
+        *x = (*x - max).exp();
+        sum += *x;
+    }
+    let inv = 1.0 / sum;
+    for x in v.iter_mut() {
+        *x *= inv;
+    }
+}
+
+/// H(n) = 1 + 1/2 + ... + 1/n: the Zipf normaliser of the word list.
+fn harmonic(n: usize) -> f32 {
+    (1..=n.max(1)).map(|r| 1.0 / r as f64).sum::<f64>() as f32
+}

@@ -1,0 +1,205 @@
+//! The vocabulary (models/FORMAT.md `<stem>.vocab.txt`): token ↔ id, and a
+//! lowercase-sorted index of the word tokens so that a typed prefix is one
+//! contiguous range. Ids are in descending training frequency, so the file is
+//! also the built-in frequency word list.
+
+use super::tokenizer::{is_word_char, Token, TokenKind};
+use anyhow::{bail, Context, Result};
+use std::collections::HashMap;
+use std::path::Path;
+
+pub const UNK: u32 = 0;
+pub const BOS: u32 = 1;
+
+pub struct Vocab {
+    tokens: Vec<Box<str>>,
+    ids: HashMap<Box<str>, u32>,
+    newline: u32,
+    /// Word-token ids sorted by (lowercase text, text).
+    sorted: Vec<u32>,
+    /// Lowercase text of `sorted[i]`, for binary search.
+    sorted_lower: Vec<Box<str>>,
+    /// `rank_of[id]` = rank among word tokens by frequency (0 = most frequent), or u32::MAX.
+    rank_of: Vec<u32>,
+    /// Word-token ids by descending frequency.
+    by_rank: Vec<u32>,
+    word_count: usize,
+    /// SHA-256 (hex) of the file's bytes.
+    pub sha256: String,
+}
+
+impl Vocab {
+    /// Reads a vocabulary file; errors name the file and the line.
+    pub fn load(path: &Path) -> Result<Vocab> {
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("vocabulary file {}: cannot read", path.display()))?;
+        let sha256 = sha256_hex(&bytes);
+        let text = std::str::from_utf8(&bytes)
+            .with_context(|| format!("vocabulary file {}: not UTF-8", path.display()))?;
+        let mut v = Vocab::from_lines(text.lines())
+            .with_context(|| format!("vocabulary file {}", path.display()))?;
+        v.sha256 = sha256;
+        Ok(v)
+    }
+
+    /// Builds a vocabulary from its lines (line number = id).
+    pub fn from_lines<'a>(lines: impl Iterator<Item = &'a str>) -> Result<Vocab> {
+        let tokens: Vec<Box<str>> = lines.map(Box::from).collect();
+        if tokens.len() < 3 || &*tokens[0] != "<unk>" || &*tokens[1] != "<s>" {
+            bail!(
+                "must start with the lines <unk> and <s> (found {} lines)",
+                tokens.len()
+            );
+        }
+        let mut ids = HashMap::with_capacity(tokens.len());
+        for (i, t) in tokens.iter().enumerate() {
+            if t.is_empty() || t.chars().any(char::is_whitespace) {
+                bail!(
+                    "line {}: token {:?} is empty or contains whitespace",
+                    i + 1,
+                    t
+                );
+            }
+            if ids.insert(t.clone(), i as u32).is_some() {
+                bail!("line {}: token {:?} appears twice", i + 1, t);
+            }
+        }
+        let newline = *ids.get("<nl>").unwrap_or(&UNK);
+        let mut rank_of = vec![u32::MAX; tokens.len()];
+        let mut word_ids = Vec::new();
+        for (i, t) in tokens.iter().enumerate() {
+            if t.chars().all(is_word_char) {
+                rank_of[i] = word_ids.len() as u32;
+                word_ids.push(i as u32);
+            }
+        }
+        let word_count = word_ids.len();
+        let by_rank = word_ids.clone();
+        let mut keyed: Vec<(String, u32)> = word_ids
+            .into_iter()
+            .map(|id| (tokens[id as usize].to_ascii_lowercase(), id))
+            .collect();
+        keyed.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| tokens[a.1 as usize].cmp(&tokens[b.1 as usize]))
+        });
+        let sorted = keyed.iter().map(|k| k.1).collect();
+        let sorted_lower = keyed.into_iter().map(|k| k.0.into_boxed_str()).collect();
+        Ok(Vocab {
+            tokens,
+            ids,
+            newline,
+            sorted,
+            sorted_lower,
+            rank_of,
+            by_rank,
+            word_count,
+            sha256: String::new(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    pub fn word_count(&self) -> usize {
+        self.word_count
+    }
+
+    pub fn text(&self, id: u32) -> &str {
+        &self.tokens[id as usize]
+    }
+
+    /// The model's id of a token (`<unk>` when not in the vocabulary).
+    pub fn id(&self, tok: &Token) -> u32 {
+        if tok.kind == TokenKind::Newline {
+            return self.newline;
+        }
+        self.ids.get(tok.text).copied().unwrap_or(UNK)
+    }
+
+    pub fn word_id(&self, word: &str) -> Option<u32> {
+        self.ids.get(word).copied()
+    }
+
+    /// Frequency rank among word tokens (0 = most frequent).
+    pub fn word_rank(&self, id: u32) -> Option<u32> {
+        self.rank_of
+            .get(id as usize)
+            .copied()
+            .filter(|&r| r != u32::MAX)
+    }
+
+    pub fn is_word(&self, id: u32) -> bool {
+        self.word_rank(id).is_some()
+    }
+
+    /// Range of `sorted_ids()` whose lowercase text starts with `lower_prefix`.
+    pub fn prefix_range(&self, lower_prefix: &str) -> std::ops::Range<usize> {
+        let lo = self.sorted_lower.partition_point(|s| &**s < lower_prefix);
+        let len = self.sorted_lower[lo..].partition_point(|s| s.starts_with(lower_prefix));
+        lo..lo + len
+    }
+
+    /// Word-token ids, most frequent first (the built-in word list).
+    pub fn words_by_rank(&self) -> impl Iterator<Item = u32> + '_ {
+        self.by_rank.iter().copied()
+    }
+
+    /// Word-token ids in (lowercase, text) order.
+    pub fn sorted_ids(&self) -> &[u32] {
+        &self.sorted
+    }
+}
+
+/// SHA-256 of `bytes` as lowercase hex (the vocabulary hash of FORMAT.md).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::tokenizer::tokenize;
+
+    fn vocab() -> Vocab {
+        let lines = "<unk>\n<s>\n<nl>\nthe\n.\nThe\nof\nthen\nTheory\n(\nthere\nx1";
+        Vocab::from_lines(lines.lines()).unwrap()
+    }
+
+    #[test]
+    fn ids_ranks_and_newline() {
+        let v = vocab();
+        let ids: Vec<u32> = tokenize("the\n. zzz").map(|t| v.id(&t)).collect();
+        assert_eq!(ids, vec![3, 2, 4, UNK]);
+        assert_eq!(v.word_rank(3), Some(0));
+        assert_eq!(v.word_rank(5), Some(1));
+        assert_eq!(v.word_rank(4), None);
+        assert_eq!(v.word_count(), 7);
+    }
+
+    #[test]
+    fn prefix_is_a_case_insensitive_range() {
+        let v = vocab();
+        let r = v.prefix_range("the");
+        let mut words: Vec<&str> = v.sorted_ids()[r].iter().map(|&i| v.text(i)).collect();
+        words.sort();
+        assert_eq!(words, vec!["The", "Theory", "the", "then", "there"]);
+        assert!(v.prefix_range("q").is_empty());
+        assert_eq!(v.prefix_range("").len(), v.word_count());
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        assert!(Vocab::from_lines("<s>\n<unk>\nx".lines()).is_err());
+        assert!(Vocab::from_lines("<unk>\n<s>\nx\nx".lines()).is_err());
+    }
+}

@@ -1,0 +1,188 @@
+//! The cache model: words seen in a buffer (or typed/accepted by the user),
+//! scored by frequency and recency. Identifiers repeat within a file, so this
+//! covers what the vocabulary does not (out-of-vocabulary names).
+
+use std::collections::{BTreeMap, HashMap};
+
+/// Recency time constant in words: an occurrence's weight halves every ~350 words.
+const TAU_WORDS: f64 = 500.0;
+/// A bound on distinct words kept per cache; the weakest are dropped beyond it.
+const MAX_WORDS: usize = 20_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    count: u32,
+    /// Exponentially decayed count as of `last`.
+    decayed: f64,
+    last: u64,
+}
+
+/// Frequency + recency statistics of words.
+#[derive(Default)]
+pub struct WordCache {
+    stats: HashMap<Box<str>, Stat>,
+    /// Keys "lowercase\0word" for prefix ranges.
+    index: BTreeMap<Box<str>, ()>,
+    clock: u64,
+    total: u64,
+    total_decayed: f64,
+}
+
+fn index_key(word: &str) -> Box<str> {
+    let mut k = word.to_ascii_lowercase();
+    k.push('\0');
+    k.push_str(word);
+    k.into_boxed_str()
+}
+
+fn decay(age: u64) -> f64 {
+    (-(age as f64) / TAU_WORDS).exp()
+}
+
+impl WordCache {
+    pub fn new() -> WordCache {
+        WordCache::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.stats.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stats.is_empty()
+    }
+
+    /// Records one occurrence of `word` (the newest).
+    pub fn add(&mut self, word: &str) {
+        self.clock += 1;
+        let now = self.clock;
+        self.total += 1;
+        self.total_decayed = self.total_decayed * decay(1) + 1.0;
+        match self.stats.get_mut(word) {
+            Some(s) => {
+                s.decayed = s.decayed * decay(now - s.last) + 1.0;
+                s.count += 1;
+                s.last = now;
+            }
+            None => {
+                if self.stats.len() >= MAX_WORDS {
+                    self.prune();
+                }
+                self.stats.insert(
+                    word.into(),
+                    Stat {
+                        count: 1,
+                        decayed: 1.0,
+                        last: now,
+                    },
+                );
+                self.index.insert(index_key(word), ());
+            }
+        }
+    }
+
+    /// Drops the weaker half of the words (keeps memory bounded on huge buffers).
+    fn prune(&mut self) {
+        let mut scored: Vec<(f32, Box<str>)> = self
+            .stats
+            .keys()
+            .map(|w| (self.prob(w), w.clone()))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (_, w) in scored.drain(..).skip(MAX_WORDS / 2) {
+            self.stats.remove(&w);
+            self.index.remove(&index_key(&w));
+        }
+    }
+
+    /// P_cache(word): half long-run frequency, half recency-weighted frequency.
+    pub fn prob(&self, word: &str) -> f32 {
+        match self.stats.get(word) {
+            Some(s) => self.stat_prob(s),
+            None => 0.0,
+        }
+    }
+
+    fn stat_prob(&self, s: &Stat) -> f32 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let freq = s.count as f64 / self.total as f64;
+        let recent = s.decayed * decay(self.clock - s.last) / self.total_decayed.max(1e-9);
+        (0.5 * freq + 0.5 * recent) as f32
+    }
+
+    /// Words whose lowercase form starts with `lower_prefix`, with P_cache.
+    pub fn with_prefix<'a>(
+        &'a self,
+        lower_prefix: &str,
+    ) -> impl Iterator<Item = (&'a str, f32)> + 'a {
+        let start: Box<str> = lower_prefix.into();
+        let lp = lower_prefix.to_string();
+        self.index
+            .range::<str, _>((
+                std::ops::Bound::Included(&*start),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(move |(k, _)| k.starts_with(&lp))
+            .filter_map(move |(k, _)| {
+                let word = &k[k.find('\0')? + 1..];
+                let (w, s) = self.stats.get_key_value(word)?;
+                Some((&**w, self.stat_prob(s)))
+            })
+    }
+
+    /// The `n` most probable words.
+    pub fn top(&self, n: usize) -> Vec<(&str, f32)> {
+        let mut all: Vec<(&str, f32)> = self
+            .stats
+            .iter()
+            .map(|(w, s)| (&**w, self.stat_prob(s)))
+            .collect();
+        let n = n.min(all.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        all.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
+        all.truncate(n);
+        all.sort_by(|a, b| b.1.total_cmp(&a.1));
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frequency_and_recency_rank_words() {
+        let mut c = WordCache::new();
+        for w in ["alpha", "beta", "alpha", "gamma", "alpha", "beta"] {
+            c.add(w);
+        }
+        assert!(c.prob("alpha") > c.prob("beta"));
+        assert!(c.prob("beta") > c.prob("gamma"));
+        assert_eq!(c.prob("delta"), 0.0);
+        let top: Vec<&str> = c.top(2).into_iter().map(|x| x.0).collect();
+        assert_eq!(top, vec!["alpha", "beta"]);
+        // Recency: a word used just now beats an older word of the same count.
+        let mut c = WordCache::new();
+        c.add("old");
+        for i in 0..100 {
+            c.add(&format!("w{i}"));
+        }
+        c.add("new");
+        assert!(c.prob("new") > c.prob("old"));
+    }
+
+    #[test]
+    fn prefix_lookup_is_case_insensitive() {
+        let mut c = WordCache::new();
+        for w in ["HashMap", "hasher", "heap", "Hash"] {
+            c.add(w);
+        }
+        let mut found: Vec<&str> = c.with_prefix("has").map(|x| x.0).collect();
+        found.sort();
+        assert_eq!(found, vec!["Hash", "HashMap", "hasher"]);
+    }
+}

@@ -1,0 +1,285 @@
+//! The `cpu` backend: the GRU step and the tied output layer of FORMAT.md in
+//! pure Rust, single-threaded, on f32, bf16 or int8 weights. Matrices are read
+//! in place from the memory-mapped file when its dtype is the one asked for
+//! (zero copy, pages shared between processes); otherwise converted once.
+
+use super::kernels::{matvec_bf16, matvec_f32, matvec_i8, quantize_i16, Simd};
+use super::quant::{from_bf16, quantize_rows, to_bf16};
+use super::weights::{WeightType, Weights};
+use super::Backend;
+use anyhow::{bail, Result};
+use std::ops::Range;
+
+/// Matrix storage: a byte range of the mapped file, or owned (converted) values.
+enum Buf<T> {
+    Mapped(Range<usize>),
+    Owned(Vec<T>),
+}
+
+enum MatrixData {
+    F32(Buf<f32>),
+    Bf16(Buf<u16>),
+    Int8(Buf<i8>, Vec<f32>),
+}
+
+struct Matrix {
+    rows: usize,
+    cols: usize,
+    data: MatrixData,
+}
+
+/// Reinterprets mapped bytes as `T`. Only used for f32, u16 and i8 (every bit
+/// pattern valid), on ranges whose alignment was checked when mapped.
+fn cast<T: Copy>(bytes: &[u8]) -> &[T] {
+    // SAFETY: T is one of f32/u16/i8 (all bit patterns valid); `Buf::Mapped`
+    // is only built for ranges that align_to leaves with no head or tail.
+    let (head, mid, tail) = unsafe { bytes.align_to::<T>() };
+    assert!(
+        head.is_empty() && tail.is_empty(),
+        "mapped tensor lost its alignment"
+    );
+    mid
+}
+
+fn view<'a, T: Copy>(buf: &'a Buf<T>, map: &'a [u8]) -> &'a [T] {
+    match buf {
+        Buf::Mapped(r) => cast(&map[r.clone()]),
+        Buf::Owned(v) => v,
+    }
+}
+
+fn aligned_for<T>(bytes: &[u8]) -> bool {
+    (bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>())
+        && cfg!(target_endian = "little")
+}
+
+/// The file's bytes for a tensor as the matrix data of `target` dtype.
+fn load_matrix(w: &Weights, name: &str, target: WeightType) -> Matrix {
+    let cfg = &w.config;
+    let (rows, cols) = match name {
+        "embed" => (cfg.vocab_size, cfg.embed_dim),
+        "gru.wx" => (3 * cfg.hidden_dim, cfg.embed_dim),
+        "gru.wh" => (3 * cfg.hidden_dim, cfg.hidden_dim),
+        _ => (cfg.embed_dim, cfg.hidden_dim),
+    };
+    let bytes = w.bytes(name);
+    let range = w.range(name);
+    let data = match (cfg.dtype, target) {
+        (WeightType::F32, WeightType::F32) if aligned_for::<f32>(bytes) => {
+            MatrixData::F32(Buf::Mapped(range))
+        }
+        (WeightType::Bf16, WeightType::Bf16) if aligned_for::<u16>(bytes) => {
+            MatrixData::Bf16(Buf::Mapped(range))
+        }
+        (WeightType::Int8, WeightType::Int8) => MatrixData::Int8(
+            Buf::Mapped(range),
+            w.f32s(&format!("{name}.scale")).into_owned(),
+        ),
+        _ => {
+            let vals = dequantized(w, name, cols);
+            match target {
+                WeightType::F32 => MatrixData::F32(Buf::Owned(vals)),
+                WeightType::Bf16 => {
+                    MatrixData::Bf16(Buf::Owned(vals.iter().map(|&v| to_bf16(v)).collect()))
+                }
+                WeightType::Int8 => {
+                    let (q, s) = quantize_rows(&vals, cols);
+                    MatrixData::Int8(Buf::Owned(q), s)
+                }
+            }
+        }
+    };
+    Matrix { rows, cols, data }
+}
+
+/// A tensor of the file as f32 values, whatever its dtype.
+fn dequantized(w: &Weights, name: &str, cols: usize) -> Vec<f32> {
+    let b = w.bytes(name);
+    match w.config.dtype {
+        WeightType::F32 => w.f32s(name).into_owned(),
+        WeightType::Bf16 => b
+            .chunks_exact(2)
+            .map(|c| from_bf16(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
+        WeightType::Int8 => {
+            let scales = w.f32s(&format!("{name}.scale"));
+            b.chunks_exact(cols)
+                .zip(scales.iter())
+                .flat_map(|(row, s)| row.iter().map(move |&q| q as i8 as f32 * s))
+                .collect()
+        }
+    }
+}
+
+/// A 1-D tensor as f32 (copied: small).
+fn vector(w: &Weights, name: &str) -> Vec<f32> {
+    if w.config.dtype == WeightType::Bf16 {
+        dequantized(w, name, 1)
+    } else {
+        w.f32s(name).into_owned()
+    }
+}
+
+pub struct CpuBackend {
+    weights: Weights,
+    dtype: WeightType,
+    simd: Simd,
+    embed: Matrix,
+    wx: Matrix,
+    wh: Matrix,
+    proj: Matrix,
+    gru_b: Vec<f32>,
+    bhn: Vec<f32>,
+    proj_b: Vec<f32>,
+    out_b: Vec<f32>,
+    // Scratch, so a step allocates nothing.
+    x: Vec<f32>,
+    gx: Vec<f32>,
+    gh: Vec<f32>,
+    y: Vec<f32>,
+    q16: Vec<i16>,
+}
+
+impl CpuBackend {
+    /// Runs `weights` in `dtype` (None = the file's own dtype).
+    pub fn new(weights: Weights, dtype: Option<WeightType>) -> CpuBackend {
+        let dtype = dtype.unwrap_or(weights.config.dtype);
+        let (e, h) = (weights.config.embed_dim, weights.config.hidden_dim);
+        CpuBackend {
+            embed: load_matrix(&weights, "embed", dtype),
+            wx: load_matrix(&weights, "gru.wx", dtype),
+            wh: load_matrix(&weights, "gru.wh", dtype),
+            proj: load_matrix(&weights, "proj.w", dtype),
+            gru_b: vector(&weights, "gru.b"),
+            bhn: vector(&weights, "gru.bhn"),
+            proj_b: vector(&weights, "proj.b"),
+            out_b: vector(&weights, "out.b"),
+            x: vec![0.0; e],
+            gx: vec![0.0; 3 * h],
+            gh: vec![0.0; 3 * h],
+            y: vec![0.0; e],
+            q16: Vec::with_capacity(h.max(e)),
+            simd: Simd::detect(),
+            dtype,
+            weights,
+        }
+    }
+}
+
+/// `out = m · x` for any matrix storage.
+fn apply(simd: Simd, m: &Matrix, map: &[u8], x: &[f32], q16: &mut Vec<i16>, out: &mut [f32]) {
+    debug_assert_eq!((x.len(), out.len()), (m.cols, m.rows));
+    match &m.data {
+        MatrixData::F32(b) => matvec_f32(simd, view(b, map), x, out),
+        MatrixData::Bf16(b) => matvec_bf16(simd, view(b, map), x, out),
+        MatrixData::Int8(b, scale) => {
+            let xs = quantize_i16(x, q16);
+            matvec_i8(simd, view(b, map), scale, q16, xs, out)
+        }
+    }
+}
+
+/// Row `r` of a matrix as f32 into `out`.
+fn row(m: &Matrix, map: &[u8], r: usize, out: &mut [f32]) {
+    let span = r * m.cols..(r + 1) * m.cols;
+    match &m.data {
+        MatrixData::F32(b) => out.copy_from_slice(&view(b, map)[span]),
+        MatrixData::Bf16(b) => {
+            for (o, &v) in out.iter_mut().zip(&view(b, map)[span]) {
+                *o = from_bf16(v);
+            }
+        }
+        MatrixData::Int8(b, scale) => {
+            let s = scale[r];
+            for (o, &q) in out.iter_mut().zip(&view(b, map)[span]) {
+                *o = q as f32 * s;
+            }
+        }
+    }
+}
+
+fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device(&self) -> String {
+        format!(
+            "cpu {} ({}, 1 thread)",
+            self.dtype.as_str(),
+            self.simd.as_str()
+        )
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.embed.rows
+    }
+
+    fn hidden_dim(&self) -> usize {
+        self.wh.cols
+    }
+
+    fn dtype(&self) -> &'static str {
+        self.dtype.as_str()
+    }
+
+    fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
+        let hd = self.hidden_dim();
+        if h.len() != hd || h_out.len() != hd {
+            bail!(
+                "cpu backend: state has length {} / {}, expected {hd}",
+                h.len(),
+                h_out.len()
+            );
+        }
+        if token as usize >= self.embed.rows {
+            bail!(
+                "cpu backend: token id {token} out of range (vocabulary has {})",
+                self.embed.rows
+            );
+        }
+        let map = self.weights.all_bytes();
+        row(&self.embed, map, token as usize, &mut self.x);
+        apply(
+            self.simd,
+            &self.wx,
+            map,
+            &self.x,
+            &mut self.q16,
+            &mut self.gx,
+        );
+        apply(self.simd, &self.wh, map, h, &mut self.q16, &mut self.gh);
+        let (gx, gh, b) = (&self.gx, &self.gh, &self.gru_b);
+        for i in 0..hd {
+            let r = sigmoid(gx[i] + b[i] + gh[i]);
+            let z = sigmoid(gx[hd + i] + b[hd + i] + gh[hd + i]);
+            let n = (gx[2 * hd + i] + b[2 * hd + i] + r * (gh[2 * hd + i] + self.bhn[i])).tanh();
+            h_out[i] = (1.0 - z) * n + z * h[i];
+        }
+        Ok(())
+    }
+
+    fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()> {
+        if h.len() != self.hidden_dim() || logits.len() != self.vocab_size() {
+            bail!(
+                "cpu backend: logits buffer has length {}, expected {}",
+                logits.len(),
+                self.vocab_size()
+            );
+        }
+        let map = self.weights.all_bytes();
+        apply(self.simd, &self.proj, map, h, &mut self.q16, &mut self.y);
+        for (y, b) in self.y.iter_mut().zip(&self.proj_b) {
+            *y += b;
+        }
+        apply(self.simd, &self.embed, map, &self.y, &mut self.q16, logits);
+        for (l, b) in logits.iter_mut().zip(&self.out_b) {
+            *l += b;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,350 @@
+//! Matrix-vector kernels of the CPU backend: row-major f32, bf16 and int8
+//! (per-row scale) matrices times an f32 vector. AVX2+FMA versions chosen at
+//! run time (`Simd::detect`), with portable loops everywhere else; the binary
+//! is not built for a specific CPU.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+/// The instruction set the kernels use, detected once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Simd {
+    Avx2Fma,
+    Portable,
+}
+
+impl Simd {
+    pub fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::env::var_os("LAYA_NO_SIMD").is_none()
+                && is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+            {
+                return Simd::Avx2Fma;
+            }
+        }
+        Simd::Portable
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Simd::Avx2Fma => "avx2+fma",
+            Simd::Portable => "portable",
+        }
+    }
+}
+
+/// `out[i] = w[i,:] · x` for a row-major f32 matrix of `out.len()` rows.
+pub fn matvec_f32(simd: Simd, w: &[f32], x: &[f32], out: &mut [f32]) {
+    let cols = x.len();
+    assert_eq!(w.len(), cols * out.len());
+    #[cfg(target_arch = "x86_64")]
+    if simd == Simd::Avx2Fma {
+        // SAFETY: AVX2 and FMA were detected at run time; lengths checked above.
+        unsafe { avx2::matvec_f32(w, x, out) };
+        return;
+    }
+    let _ = simd;
+    for (o, row) in out.iter_mut().zip(w.chunks_exact(cols)) {
+        *o = row.iter().zip(x).map(|(a, b)| a * b).sum();
+    }
+}
+
+/// `out[i] = w[i,:] · x` for a bf16 matrix (raw bits, row-major).
+pub fn matvec_bf16(simd: Simd, w: &[u16], x: &[f32], out: &mut [f32]) {
+    let cols = x.len();
+    assert_eq!(w.len(), cols * out.len());
+    #[cfg(target_arch = "x86_64")]
+    if simd == Simd::Avx2Fma {
+        // SAFETY: as above.
+        unsafe { avx2::matvec_bf16(w, x, out) };
+        return;
+    }
+    let _ = simd;
+    for (o, row) in out.iter_mut().zip(w.chunks_exact(cols)) {
+        *o = row
+            .iter()
+            .zip(x)
+            .map(|(&a, b)| f32::from_bits((a as u32) << 16) * b)
+            .sum();
+    }
+}
+
+/// Quantizes `x` to i16 with one scale (`x ≈ q · scale`) for `matvec_i8`.
+pub fn quantize_i16(x: &[f32], q: &mut Vec<i16>) -> f32 {
+    let max = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let scale = if max > 0.0 { max / 32767.0 } else { 1.0 };
+    let inv = 1.0 / scale;
+    q.clear();
+    q.extend(x.iter().map(|v| (v * inv).round() as i16));
+    scale
+}
+
+/// `out[i] = scale[i] · xscale · (q[i,:] · xq)`: int8 weights (per-row
+/// scale) times an i16-quantized vector, accumulated exactly in i32.
+pub fn matvec_i8(simd: Simd, q: &[i8], scale: &[f32], xq: &[i16], xscale: f32, out: &mut [f32]) {
+    let cols = xq.len();
+    assert_eq!(q.len(), cols * out.len());
+    assert_eq!(scale.len(), out.len());
+    #[cfg(target_arch = "x86_64")]
+    if simd == Simd::Avx2Fma {
+        // SAFETY: as above.
+        unsafe { avx2::matvec_i8(q, xq, out) };
+        for (o, s) in out.iter_mut().zip(scale) {
+            *o *= s * xscale;
+        }
+        return;
+    }
+    let _ = simd;
+    for ((o, row), s) in out.iter_mut().zip(q.chunks_exact(cols)).zip(scale) {
+        let dot: i32 = row.iter().zip(xq).map(|(&a, &b)| a as i32 * b as i32).sum();
+        *o = dot as f32 * s * xscale;
+    }
+}
+
+// Index loops mirror the pointer arithmetic of the vector loops beside them.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::needless_range_loop)]
+mod avx2 {
+    use super::*;
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn hsum_ps(v: __m256) -> f32 {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+        _mm_cvtss_f32(s)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn hsum_epi32(v: __m256i) -> i32 {
+        let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+        _mm_cvtsi128_si32(s)
+    }
+
+    /// Rows four at a time so each load of `x` feeds four FMAs.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn matvec_f32(w: &[f32], x: &[f32], out: &mut [f32]) {
+        let cols = x.len();
+        let body = cols / 8 * 8;
+        let rows = out.len();
+        let wp = w.as_ptr();
+        let xp = x.as_ptr();
+        let mut i = 0;
+        while i + 4 <= rows {
+            let (r0, r1, r2, r3) = (
+                wp.add(i * cols),
+                wp.add((i + 1) * cols),
+                wp.add((i + 2) * cols),
+                wp.add((i + 3) * cols),
+            );
+            let (mut a0, mut a1, mut a2, mut a3) = (
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+            );
+            let mut j = 0;
+            while j < body {
+                let xv = _mm256_loadu_ps(xp.add(j));
+                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(j)), xv, a0);
+                a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(j)), xv, a1);
+                a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(j)), xv, a2);
+                a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(j)), xv, a3);
+                j += 8;
+            }
+            let mut s = [hsum_ps(a0), hsum_ps(a1), hsum_ps(a2), hsum_ps(a3)];
+            for j in body..cols {
+                for (r, sr) in s.iter_mut().enumerate() {
+                    *sr += *wp.add((i + r) * cols + j) * x[j];
+                }
+            }
+            out[i..i + 4].copy_from_slice(&s);
+            i += 4;
+        }
+        while i < rows {
+            let r = wp.add(i * cols);
+            let mut a = _mm256_setzero_ps();
+            let mut j = 0;
+            while j < body {
+                a = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(j)), _mm256_loadu_ps(xp.add(j)), a);
+                j += 8;
+            }
+            let mut s = hsum_ps(a);
+            for j in body..cols {
+                s += *r.add(j) * x[j];
+            }
+            out[i] = s;
+            i += 1;
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn load_bf16(p: *const u16) -> __m256 {
+        let v = _mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i));
+        _mm256_castsi256_ps(_mm256_slli_epi32(v, 16))
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn matvec_bf16(w: &[u16], x: &[f32], out: &mut [f32]) {
+        let cols = x.len();
+        let body = cols / 8 * 8;
+        let rows = out.len();
+        let wp = w.as_ptr();
+        let xp = x.as_ptr();
+        let mut i = 0;
+        while i + 4 <= rows {
+            let (r0, r1, r2, r3) = (
+                wp.add(i * cols),
+                wp.add((i + 1) * cols),
+                wp.add((i + 2) * cols),
+                wp.add((i + 3) * cols),
+            );
+            let (mut a0, mut a1, mut a2, mut a3) = (
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+                _mm256_setzero_ps(),
+            );
+            let mut j = 0;
+            while j < body {
+                let xv = _mm256_loadu_ps(xp.add(j));
+                a0 = _mm256_fmadd_ps(load_bf16(r0.add(j)), xv, a0);
+                a1 = _mm256_fmadd_ps(load_bf16(r1.add(j)), xv, a1);
+                a2 = _mm256_fmadd_ps(load_bf16(r2.add(j)), xv, a2);
+                a3 = _mm256_fmadd_ps(load_bf16(r3.add(j)), xv, a3);
+                j += 8;
+            }
+            let mut s = [hsum_ps(a0), hsum_ps(a1), hsum_ps(a2), hsum_ps(a3)];
+            for j in body..cols {
+                for (r, sr) in s.iter_mut().enumerate() {
+                    *sr += f32::from_bits((*wp.add((i + r) * cols + j) as u32) << 16) * x[j];
+                }
+            }
+            out[i..i + 4].copy_from_slice(&s);
+            i += 4;
+        }
+        while i < rows {
+            let r = wp.add(i * cols);
+            let mut s = 0.0;
+            for j in 0..cols {
+                s += f32::from_bits((*r.add(j) as u32) << 16) * x[j];
+            }
+            out[i] = s;
+            i += 1;
+        }
+    }
+
+    /// Raw i32 dot products (as f32) of int8 rows with an i16 vector; the
+    /// caller applies the scales. 16 columns per madd.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn matvec_i8(q: &[i8], xq: &[i16], out: &mut [f32]) {
+        let cols = xq.len();
+        let body = cols / 16 * 16;
+        let rows = out.len();
+        let qp = q.as_ptr();
+        let xp = xq.as_ptr();
+        let row_dot_tail = |i: usize, from: usize| -> i32 {
+            (from..cols)
+                .map(|j| *qp.add(i * cols + j) as i32 * xq[j] as i32)
+                .sum()
+        };
+        let mut i = 0;
+        while i + 4 <= rows {
+            let (r0, r1, r2, r3) = (
+                qp.add(i * cols),
+                qp.add((i + 1) * cols),
+                qp.add((i + 2) * cols),
+                qp.add((i + 3) * cols),
+            );
+            let (mut a0, mut a1, mut a2, mut a3) = (
+                _mm256_setzero_si256(),
+                _mm256_setzero_si256(),
+                _mm256_setzero_si256(),
+                _mm256_setzero_si256(),
+            );
+            let mut j = 0;
+            while j < body {
+                let xv = _mm256_loadu_si256(xp.add(j) as *const __m256i);
+                let w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(r0.add(j) as *const __m128i));
+                let w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(r1.add(j) as *const __m128i));
+                let w2 = _mm256_cvtepi8_epi16(_mm_loadu_si128(r2.add(j) as *const __m128i));
+                let w3 = _mm256_cvtepi8_epi16(_mm_loadu_si128(r3.add(j) as *const __m128i));
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(w0, xv));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(w1, xv));
+                a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(w2, xv));
+                a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(w3, xv));
+                j += 16;
+            }
+            out[i] = (hsum_epi32(a0) + row_dot_tail(i, body)) as f32;
+            out[i + 1] = (hsum_epi32(a1) + row_dot_tail(i + 1, body)) as f32;
+            out[i + 2] = (hsum_epi32(a2) + row_dot_tail(i + 2, body)) as f32;
+            out[i + 3] = (hsum_epi32(a3) + row_dot_tail(i + 3, body)) as f32;
+            i += 4;
+        }
+        while i < rows {
+            out[i] = row_dot_tail(i, 0) as f32;
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::quant::{quantize_rows, to_bf16};
+    use crate::model::testgen::Rng;
+
+    fn reference(w: &[f32], x: &[f32]) -> Vec<f32> {
+        w.chunks_exact(x.len())
+            .map(|r| {
+                r.iter()
+                    .zip(x)
+                    .map(|(a, b)| *a as f64 * *b as f64)
+                    .sum::<f64>() as f32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn simd_and_portable_kernels_agree_with_the_reference() {
+        let mut rng = Rng::new(3);
+        // Odd sizes exercise the tails of every loop.
+        for &(rows, cols) in &[(7usize, 37usize), (64, 256), (5, 16), (1, 3)] {
+            let w: Vec<f32> = (0..rows * cols).map(|_| rng.uniform(1.0)).collect();
+            let x: Vec<f32> = (0..cols).map(|_| rng.uniform(1.0)).collect();
+            let want = reference(&w, &x);
+            let bf: Vec<u16> = w.iter().map(|&v| to_bf16(v)).collect();
+            let (q, s) = quantize_rows(&w, cols);
+            let mut xq = Vec::new();
+            let xs = quantize_i16(&x, &mut xq);
+            for simd in [Simd::detect(), Simd::Portable] {
+                let mut out = vec![0.0; rows];
+                matvec_f32(simd, &w, &x, &mut out);
+                for (a, b) in out.iter().zip(&want) {
+                    assert!((a - b).abs() < 1e-4, "f32 {simd:?} {a} {b}");
+                }
+                matvec_bf16(simd, &bf, &x, &mut out);
+                for (a, b) in out.iter().zip(&want) {
+                    assert!(
+                        (a - b).abs() < 0.02 * (cols as f32).sqrt(),
+                        "bf16 {simd:?} {a} {b}"
+                    );
+                }
+                matvec_i8(simd, &q, &s, &xq, xs, &mut out);
+                for (a, b) in out.iter().zip(&want) {
+                    assert!(
+                        (a - b).abs() < 0.01 * (cols as f32).sqrt(),
+                        "int8 {simd:?} {a} {b}"
+                    );
+                }
+            }
+        }
+    }
+}

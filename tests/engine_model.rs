@@ -1,0 +1,358 @@
+//! Model files and the CPU backend: every tensor validated with errors that
+//! name the file and the tensor; the GRU step and tied output agree with a
+//! plain f64 transcription of models/FORMAT.md; bf16/int8 stay close to f32.
+
+use laya::engine::vocab::{sha256_hex, Vocab};
+use laya::engine::{Engine, EngineOptions, Request};
+use laya::model::cpu::CpuBackend;
+use laya::model::testgen::{
+    encode, metadata, random_f32_tensors, write_random_model, write_safetensors, RawTensor,
+};
+use laya::model::weights::{WeightType, Weights};
+use laya::model::{load_backend, vocab_path_for, Backend};
+use std::path::{Path, PathBuf};
+
+const E: usize = 24;
+const H: usize = 40;
+const SEED: u64 = 11;
+
+struct Dir(PathBuf);
+impl Dir {
+    fn new(tag: &str) -> Dir {
+        let p = std::env::temp_dir().join(format!("laya-model-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Dir(p)
+    }
+}
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn words() -> Vec<String> {
+    let mut w: Vec<String> = [
+        "the", "of", "and", ".", ",", "(", ")", "fn", "let", "there", "then", "The",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for i in 0..45 {
+        w.push(format!("w{i}"));
+    }
+    w
+}
+
+fn model(dir: &Path, stem: &str, dtype: WeightType) -> PathBuf {
+    let w = words();
+    let refs: Vec<&str> = w.iter().map(String::as_str).collect();
+    write_random_model(dir, stem, &refs, E, H, dtype, SEED).unwrap()
+}
+
+fn vocab_of(weights: &Path) -> Vocab {
+    Vocab::load(&vocab_path_for(weights)).unwrap()
+}
+
+/// FORMAT.md's step and output, in f64, from the f32 tensors.
+fn reference(v: usize, tokens: &[u32]) -> (Vec<f64>, Vec<f64>) {
+    let t = random_f32_tensors(v, E, H, SEED);
+    let get = |n: &str| {
+        t.iter()
+            .find(|x| x.0 == n)
+            .unwrap()
+            .2
+            .iter()
+            .map(|&f| f as f64)
+            .collect::<Vec<f64>>()
+    };
+    let (embed, wx, wh, b, bhn, pw, pb, ob) = (
+        get("embed"),
+        get("gru.wx"),
+        get("gru.wh"),
+        get("gru.b"),
+        get("gru.bhn"),
+        get("proj.w"),
+        get("proj.b"),
+        get("out.b"),
+    );
+    let mv = |m: &[f64], x: &[f64]| -> Vec<f64> {
+        m.chunks(x.len())
+            .map(|r| r.iter().zip(x).map(|(a, b)| a * b).sum())
+            .collect()
+    };
+    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let mut h = vec![0.0; H];
+    for &tok in tokens {
+        let x = &embed[tok as usize * E..(tok as usize + 1) * E];
+        let gx: Vec<f64> = mv(&wx, x).iter().zip(&b).map(|(a, c)| a + c).collect();
+        let gh = mv(&wh, &h);
+        h = (0..H)
+            .map(|i| {
+                let r = sig(gx[i] + gh[i]);
+                let z = sig(gx[H + i] + gh[H + i]);
+                let n = (gx[2 * H + i] + r * (gh[2 * H + i] + bhn[i])).tanh();
+                (1.0 - z) * n + z * h[i]
+            })
+            .collect();
+    }
+    let y: Vec<f64> = mv(&pw, &h).iter().zip(&pb).map(|(a, c)| a + c).collect();
+    let logits = mv(&embed, &y).iter().zip(&ob).map(|(a, c)| a + c).collect();
+    (h, logits)
+}
+
+fn run(b: &mut dyn Backend, tokens: &[u32]) -> (Vec<f32>, Vec<f32>) {
+    let mut h = vec![0.0; b.hidden_dim()];
+    let mut next = h.clone();
+    for &t in tokens {
+        b.step(&h, t, &mut next).unwrap();
+        std::mem::swap(&mut h, &mut next);
+    }
+    let mut logits = vec![0.0; b.vocab_size()];
+    b.logits(&h, &mut logits).unwrap();
+    (h, logits)
+}
+
+fn argmax(v: &[f32]) -> usize {
+    (0..v.len()).max_by(|&a, &b| v[a].total_cmp(&v[b])).unwrap()
+}
+
+#[test]
+fn cpu_backend_matches_the_format_in_every_dtype() {
+    let dir = Dir::new("dtypes");
+    let tokens = [1u32, 3, 9, 10, 2, 4, 57, 8];
+    let f32_path = model(&dir.0, "m32", WeightType::F32);
+    let vocab = vocab_of(&f32_path);
+    let (h_ref, l_ref) = reference(vocab.len(), &tokens);
+    for (file_dtype, run_dtype, tol) in [
+        (WeightType::F32, None, 1e-4),
+        (WeightType::Bf16, None, 0.05),
+        (WeightType::Int8, None, 0.05),
+        (WeightType::F32, Some(WeightType::Int8), 0.05),
+        (WeightType::F32, Some(WeightType::Bf16), 0.05),
+        (WeightType::Int8, Some(WeightType::F32), 0.05),
+    ] {
+        let path = model(&dir.0, &format!("m-{}", file_dtype.as_str()), file_dtype);
+        let w = Weights::open(&path, Some(&vocab_of(&path))).unwrap();
+        assert_eq!(w.config.dtype, file_dtype);
+        let mut b = CpuBackend::new(w, run_dtype);
+        assert_eq!(b.dtype(), run_dtype.unwrap_or(file_dtype).as_str());
+        let (h, l) = run(&mut b, &tokens);
+        let what = format!("file {} run {:?}", file_dtype.as_str(), run_dtype);
+        for (a, b) in h.iter().zip(&h_ref) {
+            assert!((*a as f64 - b).abs() < tol, "{what}: state {a} vs {b}");
+        }
+        let scale = l_ref.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        for (a, b) in l.iter().zip(&l_ref) {
+            assert!(
+                (*a as f64 - b).abs() < tol * scale.max(1.0) * 4.0,
+                "{what}: logit {a} vs {b}"
+            );
+        }
+        let best_ref = (0..l_ref.len())
+            .max_by(|&a, &b| l_ref[a].total_cmp(&l_ref[b]))
+            .unwrap();
+        if tol < 1e-3 {
+            assert_eq!(argmax(&l), best_ref, "{what}");
+        }
+    }
+}
+
+#[test]
+fn backend_rejects_bad_calls_without_panicking() {
+    let dir = Dir::new("calls");
+    let path = model(&dir.0, "m", WeightType::Int8);
+    let vocab = vocab_of(&path);
+    let mut b = load_backend(&path, &vocab, "cpu", None).unwrap();
+    let h = vec![0.0; b.hidden_dim()];
+    let mut out = vec![0.0; b.hidden_dim()];
+    assert!(b.step(&h, vocab.len() as u32, &mut out).is_err());
+    assert!(b.step(&h[1..], 0, &mut out).is_err());
+    assert!(b.logits(&h, &mut [0.0; 3]).is_err());
+    assert!(load_backend(&path, &vocab, "gpu", None)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("unknown backend"));
+    assert!(load_backend(&path, &vocab, "cpu", Some("f64")).is_err());
+}
+
+/// Writes a variant of a valid f32 model with `edit` applied to its tensors
+/// and metadata; returns the load error's message.
+fn load_error(
+    tag: &str,
+    edit: impl FnOnce(&mut Vec<RawTensor>, &mut std::collections::HashMap<String, String>),
+) -> String {
+    let dir = Dir::new(tag);
+    let good = model(&dir.0, "good", WeightType::F32);
+    let vocab = vocab_of(&good);
+    let mut tensors = encode(
+        &random_f32_tensors(vocab.len(), E, H, SEED),
+        WeightType::F32,
+    );
+    let mut meta = metadata(vocab.len(), E, H, WeightType::F32, &vocab.sha256);
+    edit(&mut tensors, &mut meta);
+    let bad = dir.0.join("bad.safetensors");
+    write_safetensors(&bad, &tensors, meta).unwrap();
+    let err = Weights::open(&bad, Some(&vocab)).err().expect("must fail");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("bad.safetensors"),
+        "error names the file: {msg}"
+    );
+    msg
+}
+
+#[test]
+fn every_tensor_is_checked_with_an_actionable_error() {
+    let m = load_error("shape", |t, _| {
+        let e = t.iter_mut().find(|t| t.name == "proj.b").unwrap();
+        e.shape = vec![E / 2, 2];
+    });
+    assert!(
+        m.contains("`proj.b`") && m.contains("shape [12, 2]") && m.contains(&format!("[{E}]")),
+        "{m}"
+    );
+    let m = load_error("missing", |t, _| t.retain(|t| t.name != "gru.wh"));
+    assert!(m.contains("`gru.wh` is missing"), "{m}");
+    let m = load_error("dtype", |t, _| {
+        let e = t.iter_mut().find(|t| t.name == "out.b").unwrap();
+        e.dtype = safetensors::Dtype::I32;
+    });
+    assert!(
+        m.contains("`out.b`") && m.contains("I32") && m.contains("F32"),
+        "{m}"
+    );
+    let m = load_error("extra", |t, _| {
+        t.push(RawTensor {
+            name: "lstm.w".into(),
+            dtype: safetensors::Dtype::F32,
+            shape: vec![1],
+            data: vec![0; 4],
+        })
+    });
+    assert!(m.contains("unexpected tensor `lstm.w`"), "{m}");
+    let m = load_error("arch", |_, meta| {
+        meta.insert("arch".into(), "lstm".into());
+    });
+    assert!(m.contains("`arch`") && m.contains("gru-tied"), "{m}");
+    let m = load_error("nometa", |_, meta| {
+        meta.remove("hidden_dim");
+    });
+    assert!(m.contains("`hidden_dim` is missing"), "{m}");
+    let m = load_error("dim", |_, meta| {
+        meta.insert("embed_dim".into(), "-3".into());
+    });
+    assert!(m.contains("`embed_dim`"), "{m}");
+    let m = load_error("metadtype", |_, meta| {
+        meta.insert("dtype".into(), "int8".into());
+    });
+    assert!(
+        m.contains("`embed.scale` is missing") || m.contains("dtype"),
+        "{m}"
+    );
+    let m = load_error("hash", |_, meta| {
+        meta.insert("vocab_sha256".into(), sha256_hex(b"another vocabulary"));
+    });
+    assert!(m.contains("vocabulary hash mismatch"), "{m}");
+    let m = load_error("vsize", |t, meta| {
+        let v: usize = meta["vocab_size"].parse().unwrap();
+        *t = encode(&random_f32_tensors(v + 1, E, H, SEED), WeightType::F32);
+        meta.insert("vocab_size".into(), (v + 1).to_string());
+    });
+    assert!(m.contains("vocab_size") && m.contains("tokens"), "{m}");
+}
+
+#[test]
+fn corrupt_truncated_and_missing_files_are_errors() {
+    let dir = Dir::new("corrupt");
+    let good = model(&dir.0, "good", WeightType::Int8);
+    let vocab = vocab_of(&good);
+    let bytes = std::fs::read(&good).unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty", vec![]),
+        ("short", bytes[..5].to_vec()),
+        ("truncated", bytes[..bytes.len() - 100].to_vec()),
+        ("header-cut", bytes[..bytes.len() / 50].to_vec()),
+        (
+            "garbage",
+            (0..4096u32)
+                .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+                .collect(),
+        ),
+        ("huge-header", {
+            let mut b = bytes.clone();
+            b[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+            b
+        }),
+        ("bad-json", {
+            let mut b = bytes.clone();
+            b[9] = b'}';
+            b
+        }),
+        ("extra-bytes", {
+            let mut b = bytes.clone();
+            b.extend_from_slice(&[0; 16]);
+            b
+        }),
+    ];
+    for (name, data) in cases {
+        let p = dir.0.join(format!("{name}.safetensors"));
+        std::fs::write(&p, data).unwrap();
+        let err = Weights::open(&p, Some(&vocab))
+            .err()
+            .unwrap_or_else(|| panic!("{name} must fail"));
+        assert!(
+            format!("{err:#}").contains(&format!("{name}.safetensors")),
+            "{name}: {err:#}"
+        );
+    }
+    assert!(Weights::open(&dir.0.join("absent.safetensors"), None).is_err());
+}
+
+#[test]
+fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
+    let dir = Dir::new("engine");
+    let path = model(&dir.0, "m", WeightType::Int8);
+    let mut e = Engine::new(EngineOptions {
+        model_path: Some(path.clone()),
+        ..EngineOptions::default()
+    });
+    let info = e.info();
+    assert_eq!(info.model_error, None);
+    assert_eq!(
+        (info.backend.as_str(), info.dtype.as_str(), info.vocab_size),
+        ("cpu", "int8", words().len() + 3)
+    );
+    let req = Request {
+        buffer: 1,
+        before: "fn main() {\n    let x = the",
+        after: "",
+        filetype: "rust",
+        k: 3,
+    };
+    let p = e.predict(&req);
+    assert_eq!(p.prefix, "the");
+    assert!(!p.candidates.is_empty());
+    for c in &p.candidates {
+        assert!(
+            c.word.to_lowercase().starts_with("the") && c.word.len() > 3,
+            "{c:?}"
+        );
+    }
+    // A corrupt weights file: the same vocabulary still gives the word list.
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let mut e = Engine::new(EngineOptions {
+        model_path: Some(path),
+        ..EngineOptions::default()
+    });
+    let info = e.info();
+    assert_eq!(info.backend, "none");
+    let err = info.model_error.unwrap();
+    assert!(
+        err.contains("m.safetensors") && err.contains("truncated"),
+        "{err}"
+    );
+    assert!(!e.predict(&req).candidates.is_empty());
+}

@@ -1,0 +1,1 @@
+"""Laya training pipeline: corpus -> vocabulary -> MLX training -> safetensors export -> evaluation."""

@@ -1,0 +1,199 @@
+"""`python -m training <step>`: corpus, vocab, encode, train, export, eval,
+heldout, or all of them in order. Outputs go to training/work (corpus, token
+streams) and training/out (vocabulary, checkpoint, model files, metrics)."""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from multiprocessing import Pool
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(ROOT, "out")
+MODELS = os.path.join(os.path.dirname(ROOT), "models")
+HELDOUT = os.path.join(os.path.dirname(ROOT), "tests", "data")
+STEM = "laya-default"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def cmd_corpus(a):
+    from .corpus.build import build
+    build("small" if a.small else "full", log=log, workers=a.workers)
+
+
+def _count(text):
+    from .vocab import count_tokens
+    return count_tokens([text])
+
+
+def cmd_vocab(a):
+    from .corpus.build import read_docs
+    from .data import copies
+    from .vocab import Vocab, choose, coverage, write
+    os.makedirs(OUT, exist_ok=True)
+    counts = Counter()
+    with Pool(a.workers) as pool:
+        recs = list(read_docs("train"))
+        for rec, c in zip(recs, pool.imap(_count, (r["text"] for r in recs), chunksize=16)):
+            for _ in range(copies(rec)):
+                counts.update(c)
+    path = os.path.join(OUT, f"{STEM}.vocab.txt")
+    write(choose(counts, a.size), path)
+    vocab = Vocab(path)
+    stats = {"size": len(vocab), "train_types": len(counts), "train_tokens": sum(counts.values())}
+    for kind in ("prose", "code"):
+        stats[f"test_{kind}"] = coverage(vocab, (r["text"] for r in read_docs("test", kind)))
+    with open(os.path.join(OUT, "vocab-stats.json"), "w") as f:
+        json.dump(stats, f, indent=1)
+    log(f"vocabulary {path}: {len(vocab)} tokens of {len(counts):,d} types; " + "; ".join(
+        f"test {k}: {stats[f'test_{k}']['coverage']:.1%} of tokens, {stats[f'test_{k}']['word_coverage']:.1%} of words"
+        for k in ("prose", "code")))
+
+
+def cmd_encode(a):
+    from . import data
+    data.build(os.path.join(OUT, f"{STEM}.vocab.txt"), log=log, workers=a.workers)
+
+
+def _config(a):
+    from .train import config
+    return config(a.config, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len, lr=a.lr, warmup=a.warmup,
+                  eval_tokens=a.eval_tokens)
+
+
+def cmd_train(a):
+    import mlx.core as mx
+    from . import data
+    from .train import train
+    if a.cpu:
+        mx.set_default_device(mx.cpu)
+    from .train import seconds_per_step
+    cfg = _config(a)
+    vocab_size = sum(1 for _ in open(os.path.join(OUT, f"{STEM}.vocab.txt"), encoding="utf-8"))
+    valid = {k: data.load(f"valid.{k}") for k in ("prose", "code")}
+    train_ids = data.load("train")
+    if a.minutes:  # size the run to a time budget, from a measured step time
+        per_step = seconds_per_step(train_ids, vocab_size, cfg)
+        steps = int(a.minutes * 60 / per_step)
+        epochs = steps * cfg.batch_size * cfg.seq_len / len(train_ids)
+        log(f"{per_step * 1000:.1f} ms/step -> {steps} steps in {a.minutes} min ({epochs:.2f} epochs)")
+        cfg = replace(cfg, steps=steps, eval_every=max(1, steps // 4), ckpt_every=max(1, steps // 4))
+    t0 = time.time()
+    _, history = train(train_ids, valid, vocab_size, cfg, os.path.join(OUT, "ckpt"),
+                       resume=not a.fresh, log=log)
+    log(f"trained in {time.time() - t0:.0f}s")
+
+
+def cmd_export(a):
+    from .export import export
+    from .model import LayaLM
+    from .train import Config
+    with open(os.path.join(OUT, "ckpt", "state.json")) as f:
+        cfg = Config(**json.load(f)["config"])
+    vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
+    vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
+    model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim)
+    model.load_weights(os.path.join(OUT, "ckpt", "model.safetensors"))
+    for dtype, name in (("int8", STEM), ("bf16", f"{STEM}-bf16"), ("f32", f"{STEM}-f32")):
+        path = export(model, vocab, os.path.join(OUT, f"{name}.safetensors"), dtype)
+        if name != STEM:
+            shutil.copyfile(vocab, os.path.join(OUT, f"{name}.vocab.txt"))
+        log(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
+    if a.install:
+        for name in (STEM, f"{STEM}-bf16"):
+            for ext in (".safetensors", ".vocab.txt"):
+                shutil.copyfile(os.path.join(OUT, name + ext), os.path.join(MODELS, name + ext))
+        log(f"installed {STEM} (int8) and {STEM}-bf16 into {MODELS}")
+
+
+def cmd_eval(a):
+    import mlx.core as mx
+    from . import data
+    from .evaluate import evaluate
+    from .export import load
+    if a.cpu:
+        mx.set_default_device(mx.cpu)
+    results = {}
+    names = a.models or [f"{STEM}-f32", f"{STEM}-bf16", STEM]
+    for name in names:
+        path = name if name.endswith(".safetensors") else os.path.join(OUT, name + ".safetensors")
+        model, meta = load(path)
+        vocab_tokens = open(path[: -len(".safetensors")] + ".vocab.txt", encoding="utf-8").read().split("\n")[:-1]
+        for kind in ("prose", "code"):
+            r = evaluate(model, data.load(f"test.{kind}"), vocab_tokens, tokens=a.tokens)
+            results[f"{os.path.basename(path)} {kind}"] = r
+            log(f"{os.path.basename(path):28s} {kind:5s} tokens {r['tokens']:>9,d}  ppl {r['perplexity']:7.2f}  "
+                f"unk {r['unk_rate']:.2%}  next-word top1 {r['next_word_top1']:.2%}  top3 {r['next_word_top3']:.2%}")
+    with open(os.path.join(OUT, "eval.json"), "w") as f:
+        json.dump(results, f, indent=1)
+
+
+def cmd_heldout(a):
+    """Whole test-split documents, form-feed separated (METRICS.md §1), ~150 KB per kind,
+    taken round-robin over sources in hash order so every source is represented."""
+    import hashlib
+    from .corpus.build import read_docs
+    for kind in ("prose", "code"):
+        by_src = {}
+        for r in read_docs("test", kind):
+            if len(r["text"]) <= a.max_doc:
+                by_src.setdefault(r["src"], []).append(r)
+        for docs in by_src.values():
+            docs.sort(key=lambda r: hashlib.sha256(r["text"].encode()).hexdigest())
+        chosen, size = [], 0
+        while by_src and size < a.budget:
+            for src in sorted(by_src):
+                if not by_src[src]:
+                    continue
+                d = by_src[src].pop(0)
+                if size + len(d["text"]) > a.budget:
+                    continue
+                chosen.append(d["text"])
+                size += len(d["text"])
+            by_src = {s: d for s, d in by_src.items() if d}
+        path = os.path.join(HELDOUT, f"heldout-{kind}.txt")
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write("\f\n".join(chosen))
+        log(f"{path}: {len(chosen)} documents, {size / 1e3:.0f} KB")
+
+
+def cmd_all(a):
+    for fn in (cmd_corpus, cmd_vocab, cmd_encode, cmd_heldout, cmd_train, cmd_export, cmd_eval):
+        log(f"== {fn.__name__[4:]}")
+        fn(a)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m training", description=__doc__)
+    p.add_argument("step", choices=["corpus", "vocab", "encode", "train", "export", "eval", "heldout", "all"])
+    p.add_argument("--small", action="store_true", help="corpus: the few-MB slice for a first model")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--size", type=int, default=16384, help="vocabulary size")
+    p.add_argument("--config", default="cpu", help="train: tiny | cpu | gpu")
+    p.add_argument("--steps", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--seq-len", type=int)
+    p.add_argument("--lr", type=float)
+    p.add_argument("--warmup", type=int)
+    p.add_argument("--eval-tokens", type=int, help="train: tokens of each valid stream per evaluation")
+    p.add_argument("--minutes", type=float, help="train: choose the step count to fit this many minutes")
+    p.add_argument("--fresh", action="store_true", help="train: ignore an existing checkpoint")
+    p.add_argument("--cpu", action="store_true", help="force the MLX CPU device")
+    p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")
+    p.add_argument("--models", nargs="*", help="eval: model names in training/out or paths")
+    p.add_argument("--tokens", type=int, help="eval: first N tokens of each test stream")
+    p.add_argument("--budget", type=int, default=150_000, help="heldout: characters per file")
+    p.add_argument("--max-doc", type=int, default=25_000, help="heldout: longest document taken")
+    a = p.parse_args(argv)
+    globals()[f"cmd_{a.step}"](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Training configurations (hyper-parameters), shared by the MLX trainer and
+the PyTorch fallback; no framework imports here."""
+
+from dataclasses import dataclass, replace
+
+
+@dataclass
+class Config:
+    embed_dim: int = 256
+    hidden_dim: int = 512
+    seq_len: int = 64  # tokens per window (backpropagation through time)
+    batch_size: int = 32
+    steps: int = 2000
+    lr: float = 3e-3
+    warmup: int = 100
+    min_lr: float = 1e-4
+    weight_decay: float = 0.01
+    clip: float = 1.0
+    eval_every: int = 500
+    eval_tokens: int = 100_000  # of each valid stream, per evaluation
+    ckpt_every: int = 500
+    seed: int = 0
+
+
+CONFIGS = {
+    # runs on CPU in seconds; for the tests
+    "tiny": Config(embed_dim=16, hidden_dim=24, seq_len=12, batch_size=4, steps=40, lr=1e-2, warmup=5,
+                   eval_every=20, eval_tokens=2000, ckpt_every=20),
+    # a first model on a 2-core CPU in about a quarter of an hour
+    "cpu": Config(seq_len=48, batch_size=32, steps=1200, lr=4e-3, warmup=50, eval_every=400,
+                  eval_tokens=30_000, ckpt_every=200),
+    # the real run on one H200
+    "gpu": Config(seq_len=128, batch_size=256, steps=12000, lr=3e-3, warmup=300, eval_every=2000,
+                  eval_tokens=500_000, ckpt_every=2000),
+}
+
+
+def config(name, **overrides):
+    return replace(CONFIGS[name], **{k: v for k, v in overrides.items() if v is not None})

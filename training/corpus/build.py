@@ -1,0 +1,182 @@
+"""Builds the corpus: fetch every source, clean each file into a document,
+drop excluded, non-English and duplicate documents, apply the licence gate and
+the caps, split train/valid/test by document hash, and write the documents
+(JSON lines) and a manifest under training/work/corpus/."""
+
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import time
+from multiprocessing import Pool
+
+from . import clean
+from .fetch import WORK
+from .sources import SMALL, SOURCES, lang_of
+
+OUT = os.path.join(WORK, "corpus")
+
+# Reserved for evaluation (CORPUS.md): never fetched; this filter also drops any
+# file of another package that is about them.
+EVAL_EXCLUDE = re.compile(
+    r"postgres|psql|(^|/)pg_|golang|\.go$|gofmt|godoc|presage|(^|/)git-|(^|/)git[a-z]*\.\d|gittutorial|"
+    r"gitglossary|gitcore|libcurl|curl_easy|curl_multi|(^|/)curl[./]", re.I)
+
+PERMISSIVE = re.compile(r"mit|bsd|apache|isc|zlib|mpl|psf|python|unlicense|cc0|blueoak|0bsd|wtfpl|"
+                        r"public domain|artistic|hpnd|x11|boost|bsl", re.I)
+
+RAW_CAP = {"code": 400_000, "prose": 2_000_000}  # bytes of a single raw file
+TEST_PER_MILLE, VALID_PER_MILLE = 10, 10
+
+
+def split_key(src, path):
+    """What a document's split is decided by: its source and path, so that a
+    document stays in its split whatever the caps or deduplication did to its
+    text. Vim and Neovim help files of the same name (largely the same text)
+    share one key, so one cannot be trained on while the other is tested."""
+    if src.endswith("-help"):
+        return "help:" + os.path.basename(path)
+    return f"{src}:{path}"
+
+
+def split_of(key):
+    bucket = int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:8], 16) % 1000
+    return "test" if bucket < TEST_PER_MILLE else "valid" if bucket < TEST_PER_MILLE + VALID_PER_MILLE else "train"
+
+
+def _files(pkg, src):
+    """Files of a package that the source reads, in a stable pseudo-random order
+    (so a cap takes a spread of the package, not its alphabetical start)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(pkg.root):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            full = os.path.join(dirpath, fn)
+            rel = os.path.relpath(full, pkg.root)
+            if os.path.islink(full) or not any(fnmatch.fnmatch(rel, p) for p in src.include):
+                continue
+            if any(fnmatch.fnmatch(rel, p) for p in src.exclude):
+                continue
+            if EVAL_EXCLUDE.search(rel) or clean.non_english_path(rel):
+                continue
+            if os.path.getsize(full) > RAW_CAP[src.kind] or os.path.getsize(full) < 100:
+                continue
+            out.append(rel)
+    return sorted(out, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
+
+
+def _clean_file(job):
+    """(cleaner, kind, full path) -> cleaned text ('' if dropped). Runs in a worker."""
+    cleaner, kind, full = job
+    try:
+        if cleaner == "man":
+            text = clean.man(full)
+        else:
+            raw = clean.read_text(full)
+            if cleaner == "code":
+                text = clean.code(raw, lang_of(full))
+            else:
+                text = getattr(clean, "html_text" if cleaner == "html" else cleaner)(raw)
+        text = clean.normalise(text)
+    except Exception:  # a file a cleaner cannot read is dropped, not fatal
+        return ""
+    if len(text) < clean.MIN_CHARS or not clean.english_enough(text, kind):
+        return ""
+    return text
+
+
+def _licence_ok(src, pkg):
+    if pkg.registry == "apt":
+        return True  # Debian main: free; the source names the licence
+    return bool(PERMISSIVE.search(pkg.licence or ""))
+
+
+def _para_key(p):
+    return hashlib.sha1(re.sub(r"\s+", " ", p).strip().encode()).digest()
+
+
+def build(profile="full", log=print, workers=2):
+    t0 = time.time()
+    os.makedirs(OUT, exist_ok=True)
+    seen_docs, seen_paras = set(), set()
+    outs = {s: open(os.path.join(OUT, f"{s}.jsonl.tmp"), "w", encoding="utf-8") for s in ("train", "valid", "test")}
+    manifest = {"profile": profile, "sources": [], "packages": []}
+    sources = [s for s in SOURCES if profile == "full" or s.name in SMALL]
+    with Pool(workers) as pool:
+        for src in sources:
+            cap = SMALL[src.name] if profile == "small" else src.cap_mb
+            stats = {"name": src.name, "kind": src.kind, "bytes": 0, "docs": 0, "dropped_dup": 0,
+                     "dropped_licence": 0, "split_bytes": {"train": 0, "valid": 0, "test": 0}}
+            pkgs = src.fetch(log=log)
+            for pkg in pkgs:
+                if not _licence_ok(src, pkg):
+                    stats["dropped_licence"] += 1
+                    log(f"  licence gate: dropped {pkg.registry}:{pkg.name} ({pkg.licence!r})")
+                    continue
+                if stats["bytes"] >= cap * 1e6:
+                    break
+                files = _files(pkg, src)
+                pkg_bytes, pkg_docs = 0, 0
+                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r)) for r in files]
+                for rel, text in zip(files, pool.imap(_clean_file, jobs, chunksize=8)):
+                    if not text or pkg_bytes >= src.cap_pkg_mb * 1e6 or stats["bytes"] >= cap * 1e6:
+                        continue
+                    key = hashlib.sha1(re.sub(r"\s+", " ", text).encode()).digest()
+                    if key in seen_docs:
+                        stats["dropped_dup"] += 1
+                        continue
+                    seen_docs.add(key)
+                    if src.kind == "prose":
+                        text = _dedup_paragraphs(text, seen_paras)
+                        if len(text) < clean.MIN_CHARS:
+                            stats["dropped_dup"] += 1
+                            continue
+                    split = split_of(split_key(src.name, rel))
+                    rec = {"src": src.name, "kind": src.kind, "lang": lang_of(rel) if src.kind == "code" else "en",
+                           "pkg": pkg.name, "path": rel, "lic": pkg.licence or src.licence, "text": text}
+                    outs[split].write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    n = len(text.encode("utf-8"))
+                    pkg_bytes += n
+                    pkg_docs += 1
+                    stats["bytes"] += n
+                    stats["docs"] += 1
+                    stats["split_bytes"][split] += n
+                manifest["packages"].append({"source": src.name, "registry": pkg.registry, "name": pkg.name,
+                                             "version": pkg.version, "file": pkg.file,
+                                             "licence": pkg.licence or src.licence, "bytes": pkg_bytes,
+                                             "docs": pkg_docs})
+            log(f"{src.name:18s} {src.kind:5s} {stats['bytes'] / 1e6:7.2f} MB {stats['docs']:6d} docs "
+                f"({time.time() - t0:.0f}s)")
+            manifest["sources"].append(stats)
+    for s, f in outs.items():
+        f.close()
+        os.replace(os.path.join(OUT, f"{s}.jsonl.tmp"), os.path.join(OUT, f"{s}.jsonl"))
+    manifest["seconds"] = round(time.time() - t0, 1)
+    with open(os.path.join(OUT, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    tot = {k: sum(s["bytes"] for s in manifest["sources"] if s["kind"] == k) for k in ("prose", "code")}
+    log(f"corpus: prose {tot['prose'] / 1e6:.1f} MB, code {tot['code'] / 1e6:.1f} MB in {manifest['seconds']}s -> {OUT}")
+    return manifest
+
+
+def _dedup_paragraphs(text, seen):
+    """Drop paragraphs (of 60+ characters) already seen anywhere earlier."""
+    out = []
+    for para in re.split(r"\n\s*\n", text):
+        if len(para) >= 60:
+            k = _para_key(para)
+            if k in seen:
+                continue
+            seen.add(k)
+        out.append(para)
+    return clean.normalise("\n\n".join(out)) if out else ""
+
+
+def read_docs(split, kind=None):
+    """Documents of one split, in file order."""
+    with open(os.path.join(OUT, f"{split}.jsonl"), encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if kind is None or rec["kind"] == kind:
+                yield rec

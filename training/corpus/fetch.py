@@ -1,0 +1,180 @@
+"""Fetching packages from the registries with their ordinary clients, into a
+cache under training/work/cache, and unpacking them. Each fetcher returns one
+Package per name: where its files are, its exact version and its licence."""
+
+import glob
+import json
+import os
+import re
+import subprocess
+import tarfile
+import zipfile
+from dataclasses import dataclass
+
+WORK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "work")
+CACHE = os.path.join(WORK, "cache")
+
+
+@dataclass
+class Package:
+    registry: str  # apt | pypi | npm | crates
+    name: str
+    version: str
+    file: str  # the exact downloaded artefact (for the manifest)
+    root: str  # unpacked tree
+    licence: str
+
+
+def _run(cmd, cwd=None):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed: {r.stderr.strip()[-500:]}")
+    return r.stdout
+
+
+def _unpacked(kind, name):
+    os.makedirs(os.path.join(CACHE, "x", kind), exist_ok=True)
+    return os.path.join(CACHE, "x", kind, name)
+
+
+def apt(names, log=print):
+    """Debian packages: `apt-get download` + `dpkg-deb -x` (nothing installed)."""
+    d = os.path.join(CACHE, "apt")
+    os.makedirs(d, exist_ok=True)
+    missing = [n for n in names if not glob.glob(os.path.join(d, f"{n}_*.deb"))]
+    if missing:
+        log(f"apt-get download {len(missing)} packages")
+        try:
+            _run(["apt-get", "download", *missing], cwd=d)
+        except RuntimeError:  # one unknown name fails the batch: retry one by one
+            for n in missing:
+                try:
+                    _run(["apt-get", "download", n], cwd=d)
+                except RuntimeError as e:
+                    log(f"  skipped {n}: {e}")
+    out = []
+    for n in names:
+        debs = sorted(glob.glob(os.path.join(d, f"{n}_*.deb")))
+        if not debs:
+            continue
+        deb = debs[-1]
+        root = _unpacked("apt", n)
+        if not os.path.isdir(root):
+            _run(["dpkg-deb", "-x", deb, root + ".tmp"])
+            os.rename(root + ".tmp", root)
+        version = os.path.basename(deb).split("_")[1].replace("%3a", ":")
+        out.append(Package("apt", n, version, os.path.basename(deb), root, "debian"))
+    return out
+
+
+_WHEEL_LIC = re.compile(r"^(License|License-Expression|Classifier: License ::.*?)(?::\s*)(.*)$", re.M)
+
+
+def pypi(specs, log=print):
+    """PyPI wheels (`pip download --no-deps --only-binary :all:`), unzipped."""
+    d = os.path.join(CACHE, "pypi")
+    os.makedirs(d, exist_ok=True)
+    out = []
+    for spec in specs:
+        name = re.split(r"[=<>\[]", spec)[0]
+        norm = re.sub(r"[-_.]+", "_", name).lower()
+        found = [w for w in glob.glob(os.path.join(d, "*.whl"))
+                 if os.path.basename(w).lower().startswith(norm + "-")]
+        if not found:
+            log(f"pip download {spec}")
+            try:
+                _run(["python3", "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                      "--disable-pip-version-check", "--python-version", "3.11", "-d", d, spec])
+            except RuntimeError as e:
+                log(f"  skipped {spec}: {e}")
+                continue
+            found = [w for w in glob.glob(os.path.join(d, "*.whl"))
+                     if os.path.basename(w).lower().startswith(norm + "-")]
+        whl = sorted(found)[-1]
+        root = _unpacked("pypi", norm)
+        if not os.path.isdir(root):
+            with zipfile.ZipFile(whl) as z:
+                z.extractall(root + ".tmp")
+            os.rename(root + ".tmp", root)
+        lic = ""
+        for meta in glob.glob(os.path.join(root, "*.dist-info", "METADATA")):
+            with open(meta, encoding="utf-8", errors="replace") as f:
+                head = f.read().split("\n\n", 1)[0]
+            lic = " ".join(m.group(2).strip() for m in _WHEEL_LIC.finditer(head))
+        version = os.path.basename(whl).split("-")[1]
+        out.append(Package("pypi", name, version, os.path.basename(whl), root, lic))
+    return out
+
+
+def npm(names, log=print):
+    """npm tarballs (`npm pack --ignore-scripts`), untarred."""
+    d = os.path.join(CACHE, "npm")
+    os.makedirs(d, exist_ok=True)
+    out = []
+    for spec in names:
+        key = re.sub(r"[^A-Za-z0-9.-]+", "_", spec)
+        stamp = os.path.join(d, key + ".json")
+        if not os.path.exists(stamp):
+            log(f"npm pack {spec}")
+            try:
+                info = json.loads(_run(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", d, spec]))
+            except (RuntimeError, ValueError) as e:
+                log(f"  skipped {spec}: {e}")
+                continue
+            with open(stamp, "w") as f:
+                json.dump(info[0], f)
+        with open(stamp) as f:
+            info = json.load(f)
+        tgz = os.path.join(d, info["filename"].replace("@", "").replace("/", "-"))
+        if not os.path.exists(tgz):
+            tgz = os.path.join(d, os.path.basename(info["filename"]))
+        root = _unpacked("npm", key)
+        if not os.path.isdir(root):
+            with tarfile.open(tgz) as t:
+                t.extractall(root + ".tmp", filter="data")
+            os.rename(root + ".tmp", root)
+        lic = ""
+        pj = os.path.join(root, "package", "package.json")
+        if os.path.exists(pj):
+            with open(pj, encoding="utf-8", errors="replace") as f:
+                lic = str(json.load(f).get("license", ""))
+        out.append(Package("npm", info["name"], info["version"], os.path.basename(tgz), root, lic))
+    return out
+
+
+def crates(names, log=print):
+    """crates.io sources via `cargo vendor` of a throwaway crate that depends on
+    each name as "*"; only the named crates are returned (newest version)."""
+    d = os.path.join(CACHE, "cargo")
+    vendor = os.path.join(d, "vendor")
+    want = "\n".join(f'{n} = "*"' for n in sorted(names))
+    manifest = f'[package]\nname = "laya-corpus-fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n{want}\n'
+    cargo_toml = os.path.join(d, "Cargo.toml")
+    old = open(cargo_toml).read() if os.path.exists(cargo_toml) else ""
+    if old != manifest or not os.path.isdir(vendor):
+        os.makedirs(os.path.join(d, "src"), exist_ok=True)
+        with open(cargo_toml, "w") as f:
+            f.write(manifest)
+        with open(os.path.join(d, "src", "lib.rs"), "w") as f:
+            f.write("")
+        log(f"cargo vendor ({len(names)} crates)")
+        _run(["cargo", "vendor", "--quiet", "--versioned-dirs", "vendor"], cwd=d)
+    out = []
+    for n in sorted(names):
+        dirs = sorted(glob.glob(os.path.join(vendor, f"{n}-[0-9]*")), key=_version_key)
+        if not dirs:
+            continue
+        root = dirs[-1]
+        version = os.path.basename(root)[len(n) + 1:]
+        lic = ""
+        ct = os.path.join(root, "Cargo.toml")
+        if os.path.exists(ct):
+            m = re.search(r'^license\s*=\s*"([^"]*)"', open(ct, encoding="utf-8", errors="replace").read(), re.M)
+            lic = m.group(1) if m else ""
+        out.append(Package("crates", n, version, f"{n}-{version}.crate", root, lic))
+    return out
+
+
+def _version_key(path):
+    v = re.findall(r"\d+", os.path.basename(path).rsplit("-", 1)[-1])
+    return [int(x) for x in v]

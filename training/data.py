@@ -1,0 +1,76 @@
+"""Token-id streams for training and evaluation: every document of a split
+encoded with the vocabulary (starting with <s>) and concatenated into one
+uint16 array on disk. The training stream weights sources (in-domain editor
+help and Vim script/Lua count double; bulky Rust and kernel docs count less)."""
+
+import hashlib
+import os
+from multiprocessing import Pool
+
+import numpy as np
+
+from .corpus.build import read_docs
+from .corpus.fetch import WORK
+from .vocab import Vocab
+
+DATA = os.path.join(WORK, "data")
+
+WEIGHTS = {"nvim-help": 2, "vim-help": 2, "vim-plugin-help": 2, "nvim-runtime": 2, "vim-runtime": 2,
+           "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6}
+
+_vocab = None
+
+
+def _init(path):
+    global _vocab
+    _vocab = Vocab(path)
+
+
+def _encode(text):
+    return np.asarray(_vocab.encode(text), dtype=np.uint16)
+
+
+def copies(rec):
+    """How many times a training document enters the stream (weights below 1 keep a
+    stable, hash-chosen fraction of the source's documents)."""
+    w = WEIGHTS.get(rec["src"], 1.0)
+    frac = int(hashlib.sha1(rec["text"][:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
+    return int(w) + (1 if frac < w - int(w) else 0)
+
+
+def encode_split(vocab_path, split, kind=None, weighted=False, workers=2):
+    texts = []
+    for rec in read_docs(split, kind):
+        texts.extend([rec["text"]] * (copies(rec) if weighted else 1))
+    with Pool(workers, initializer=_init, initargs=(vocab_path,)) as pool:
+        parts = pool.map(_encode, texts, chunksize=16)
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint16)
+
+
+def path(name):
+    return os.path.join(DATA, f"{name}.u16")
+
+
+def build(vocab_path, log=print, workers=2):
+    """train.u16 (weighted mixture) and valid/test per kind."""
+    os.makedirs(DATA, exist_ok=True)
+    jobs = [("train", None, True)] + [(s, k, False) for s in ("valid", "test") for k in ("prose", "code")]
+    for split, kind, weighted in jobs:
+        name = split if kind is None else f"{split}.{kind}"
+        ids = encode_split(vocab_path, split, kind, weighted, workers)
+        ids.tofile(path(name))
+        log(f"{name:12s} {len(ids):>11,d} tokens")
+
+
+def load(name):
+    return np.fromfile(path(name), dtype=np.uint16)
+
+
+def windows(ids, cfg, step):
+    """A training batch: `batch_size` random windows of `seq_len + 1` tokens as
+    (inputs, targets) int32 arrays. The starts depend only on (seed, step), so a
+    resumed run, or the PyTorch fallback, sees the same data."""
+    rng = np.random.default_rng([cfg.seed, step])
+    starts = rng.integers(0, len(ids) - cfg.seq_len - 1, size=cfg.batch_size)
+    win = np.stack([ids[s : s + cfg.seq_len + 1] for s in starts]).astype(np.int32)
+    return win[:, :-1], win[:, 1:]

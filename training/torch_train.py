@@ -1,0 +1,130 @@
+"""PyTorch fallback for the GPU run, used only if MLX cannot run on the CUDA
+machine: the same model, data order, schedule and optimizer as train.py, and
+the weights written under models/FORMAT.md's names (f32 shards, see shards.py).
+PyTorch's GRU has the same gate order (r, z, n); its two input-side biases
+fold into one: b = b_ih + [b_hr, b_hz, 0], bhn = b_hn."""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from . import data, shards
+from .config import config
+from .tokenizer import SPECIALS, is_word
+
+
+class LayaTorch(nn.Module):
+    def __init__(self, v, e, h):
+        super().__init__()
+        self.embed = nn.Embedding(v, e)
+        self.gru = nn.GRU(e, h, batch_first=True)
+        self.proj = nn.Linear(h, e)
+        self.out_b = nn.Parameter(torch.zeros(v))
+
+    def forward(self, x, hidden=None):
+        states, last = self.gru(self.embed(x), hidden)
+        return self.proj(states) @ self.embed.weight.T + self.out_b, last
+
+    def format_tensors(self):
+        g, h = self.gru, self.gru.hidden_size
+        b = g.bias_ih_l0 + torch.cat([g.bias_hh_l0[: 2 * h], torch.zeros_like(g.bias_hh_l0[2 * h :])])
+        t = {"embed": self.embed.weight, "gru.wx": g.weight_ih_l0, "gru.wh": g.weight_hh_l0, "gru.b": b,
+             "gru.bhn": g.bias_hh_l0[2 * h :], "proj.w": self.proj.weight, "proj.b": self.proj.bias,
+             "out.b": self.out_b}
+        return {k: v.detach().float().cpu().numpy() for k, v in t.items()}
+
+
+def lr_at(cfg, step):
+    if step < cfg.warmup:  # as optim.linear_schedule(lr / warmup, lr, warmup)
+        return cfg.lr / cfg.warmup + (cfg.lr - cfg.lr / cfg.warmup) * step / cfg.warmup
+    t = min(step - cfg.warmup, cfg.steps - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * t))
+
+
+@torch.no_grad()
+def evaluate(model, ids, vocab_tokens, tokens, dev, rows=64, window=512):
+    words = torch.tensor([t not in SPECIALS and is_word(t) for t in vocab_tokens], device=dev)
+    ids = ids[: tokens + 1]
+    n = (len(ids) - 1) // rows * rows
+    x = torch.tensor(ids[:n].astype(np.int64), device=dev).view(rows, -1)
+    y = torch.tensor(ids[1 : n + 1].astype(np.int64), device=dev).view(rows, -1)
+    nll = top1 = top3 = 0.0
+    hidden = None
+    target_word = words[y] | (y == 0)
+    for s in range(0, x.shape[1], window):
+        logits, hidden = model(x[:, s : s + window], hidden)
+        yb = y[:, s : s + window]
+        nll += F.cross_entropy(logits.flatten(0, 1), yb.flatten(), reduction="sum").item()
+        wl = logits.masked_fill(~words, -float("inf"))
+        best = wl.topk(3, dim=-1).indices
+        m = target_word[:, s : s + window]
+        top1 += ((best[..., 0] == yb) & m).sum().item()
+        top3 += ((best == yb[..., None]).any(-1) & m).sum().item()
+    nw = max(int(target_word.sum().item()), 1)
+    return {"tokens": int(y.numel()), "perplexity": math.exp(nll / y.numel()),
+            "unk_rate": float((y == 0).float().mean().item()), "words": nw,
+            "next_word_top1": top1 / nw, "next_word_top3": top3 / nw}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--config", default="gpu")
+    p.add_argument("--steps", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--seq-len", type=int)
+    p.add_argument("--lr", type=float)
+    p.add_argument("--vocab", required=True)
+    p.add_argument("--out", required=True, help="stem of the f32 shards")
+    p.add_argument("--eval-tokens", type=int, default=1_000_000)
+    a = p.parse_args(argv)
+    cfg = config(a.config, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len, lr=a.lr)
+    torch.manual_seed(cfg.seed)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    dev = "cuda"
+    vocab_tokens = open(a.vocab, encoding="utf-8").read().split("\n")[:-1]
+    v = len(vocab_tokens)
+    model = LayaTorch(v, cfg.embed_dim, cfg.hidden_dim).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    train_ids = data.load("train")
+    print(f"torch {torch.__version__}: V={v} E={cfg.embed_dim} H={cfg.hidden_dim}, "
+          f"{sum(p.numel() for p in model.parameters()):,d} parameters, {len(train_ids):,d} tokens", flush=True)
+    t0, avg = time.time(), None
+    for step in range(cfg.steps):
+        x, y = data.windows(train_ids, cfg, step)
+        x, y = torch.from_numpy(x).long().to(dev, non_blocking=True), torch.from_numpy(y).long().to(dev)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(cfg, step)
+        logits, _ = model(x)
+        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+        opt.step()
+        if step % 50 == 0 or step + 1 == cfg.steps:
+            avg = loss.item() if avg is None else 0.9 * avg + 0.1 * loss.item()
+        if (step + 1) % max(1, cfg.steps // 20) == 0:
+            print(f"step {step + 1}/{cfg.steps} loss {avg:.3f} {time.time() - t0:.0f}s", flush=True)
+    seconds = time.time() - t0
+    model.eval()
+    results = {"framework": f"torch {torch.__version__}", "train_seconds": round(seconds, 1), "config": vars(cfg)}
+    for kind in ("prose", "code"):
+        for split in ("valid", "test"):
+            results[f"{split}.{kind}"] = evaluate(model, data.load(f"{split}.{kind}"), vocab_tokens,
+                                                  a.eval_tokens, dev)
+            print(split, kind, json.dumps(results[f"{split}.{kind}"]), flush=True)
+    shards.save(model.format_tensors(), a.out)
+    with open(a.out + ".json", "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
