@@ -37,7 +37,7 @@ function M.summary_lines(r)
       'LayaBench: backend %s (%s), model %s (%s)',
       tostring(r.backend),
       tostring(r.device),
-      r.model and vim.fn.fnamemodify(r.model, ':t') or 'none',
+      r.model ~= vim.NIL and vim.fn.fnamemodify(r.model, ':t') or 'none',
       tostring(r.quantization)
     ),
     string.format(
@@ -54,7 +54,7 @@ function M.summary_lines(r)
   if r.aborted then
     lines[#lines + 1] = 'aborted: ' .. r.aborted
   end
-  if r.model_error then
+  if r.model_error ~= vim.NIL then
     lines[#lines + 1] = 'model error: ' .. r.model_error
   end
   return lines

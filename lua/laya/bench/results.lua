@@ -112,10 +112,10 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     machine = M.machine(),
     backend = e.backend,
     device = e.device,
-    model = nil_if_nil(e.model),
+    model = e.model or vim.NIL, -- null (not absent) when there is none
     quantization = e.dtype,
     vocab_size = e.vocab_size,
-    model_error = nil_if_nil(e.model_error),
+    model_error = e.model_error or vim.NIL,
     text = opts.text,
     rate_ms = opts.rate_ms,
     warmup = opts.warmup,
