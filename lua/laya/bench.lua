@@ -276,7 +276,8 @@ function M.command(fargs)
   if show then
     report.open(results)
   else
-    vim.api.nvim_echo({ { table.concat(report.summary_lines(results), '\n') } }, true, {})
+    -- Headless, messages go to stderr with no line end of their own.
+    vim.api.nvim_echo({ { table.concat(report.summary_lines(results), '\n') .. '\n' } }, true, {})
   end
   return results
 end

@@ -15,18 +15,35 @@ local function fmt_us(x)
   return string.format('%.0f µs', x)
 end
 
+--- `s` right-aligned in `w` display cells (µ is one cell but two bytes).
+local function lpad(s, w)
+  return string.rep(' ', w - vim.fn.strdisplaywidth(s)) .. s
+end
+
+local function rpad(s, w)
+  return s .. string.rep(' ', w - vim.fn.strdisplaywidth(s))
+end
+
+--- 100 µs, 2 ms, 50 ms: bin edges.
+local function short_us(x)
+  if x >= 1000 then
+    return string.format('%g ms', x / 1000)
+  end
+  return string.format('%g µs', x)
+end
+
 local function row(name, s)
   if not s or s.n == 0 then
     return string.format('  %-14s %6s', name, 'n/a')
   end
   return string.format(
-    '  %-14s %6d %9s %9s %9s %9s',
+    '  %-14s %6d %s %s %s %s',
     name,
     s.n,
-    fmt_us(s.p50_us),
-    fmt_us(s.p90_us),
-    fmt_us(s.p99_us),
-    fmt_us(s.max_us)
+    lpad(fmt_us(s.p50_us), 9),
+    lpad(fmt_us(s.p90_us), 9),
+    lpad(fmt_us(s.p99_us), 9),
+    lpad(fmt_us(s.max_us), 9)
   )
 end
 
@@ -103,8 +120,7 @@ function M.lines(r)
     max = math.max(max, b.count)
   end
   for _, b in ipairs(r.histogram) do
-    local label = b.hi_us and string.format('%7s–%-7s', fmt_us(b.lo_us), fmt_us(b.hi_us))
-      or string.format('%7s+%-7s', fmt_us(b.lo_us), '')
+    local label = lpad(short_us(b.lo_us), 6) .. ' – ' .. rpad(short_us(b.hi_us), 6)
     table.insert(lines, string.format('  %s %5d %s', label, b.count, stats.bar(b.count, max, 40)))
   end
   table.insert(lines, '')

@@ -40,6 +40,8 @@ function M.machine()
     cpu = first_line_of_file('/proc/cpuinfo', '^model name%s*:%s*(.-)%s*$') or u.machine,
     os = u.sysname .. ' ' .. u.release,
     hostname = vim.uv.os_gethostname(),
+    -- The machine may be shared: 1/5/15-minute load averages at the end.
+    loadavg = { vim.uv.loadavg() },
   }
 end
 

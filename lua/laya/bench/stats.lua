@@ -37,40 +37,44 @@ function M.summary(samples)
   }
 end
 
---- A histogram of `samples` in `buckets` equal bins from 0 up to a little
---- past the p99, with one last open bin for the tail.
---- Returns a list of { lo_us, hi_us (nil = open), count }.
-function M.histogram(samples, buckets)
-  buckets = buckets or 12
+--- A histogram of `samples` (µs) over 1-2-5 steps (100, 200, 500 µs, 1 ms, …):
+--- latencies span orders of magnitude (a fast p50, a slow tail), and equal
+--- bins would put nearly everything in the first one.
+--- Returns a list of { lo_us, hi_us, count }, from the bin of the fastest
+--- sample to the bin of the slowest.
+function M.histogram(samples)
   local s = M.summary(samples)
   if s.n == 0 then
     return {}
   end
-  local top = math.max(s.p99_us * 1.25, 1)
-  -- A round bin width (1, 2, 5 × 10^k µs) keeps the labels readable.
-  local raw = top / buckets
-  local mag = 10 ^ math.floor(math.log10(raw))
-  local width = mag
-  for _, m in ipairs({ 1, 2, 5, 10 }) do
-    if m * mag >= raw then
-      width = m * mag
-      break
+  local edges = { 0 }
+  local e = 1
+  while e <= s.max_us do
+    for _, m in ipairs({ 1, 2, 5 }) do
+      edges[#edges + 1] = m * e
     end
+    e = e * 10
   end
+  edges[#edges + 1] = e
   local bins = {}
-  for i = 1, buckets do
-    bins[i] = { lo_us = (i - 1) * width, hi_us = i * width, count = 0 }
+  for i = 1, #edges - 1 do
+    bins[i] = { lo_us = edges[i], hi_us = edges[i + 1], count = 0 }
   end
-  local tail = { lo_us = buckets * width, count = 0 }
   for _, x in ipairs(samples) do
-    local i = math.floor(x / width) + 1
-    if i <= buckets then
-      bins[i].count = bins[i].count + 1
-    else
-      tail.count = tail.count + 1
+    for _, b in ipairs(bins) do
+      if x < b.hi_us then
+        b.count = b.count + 1
+        break
+      end
     end
   end
-  bins[#bins + 1] = tail
+  -- Drop the empty bins below the fastest and above the slowest sample.
+  while bins[1] and bins[1].count == 0 do
+    table.remove(bins, 1)
+  end
+  while bins[#bins] and bins[#bins].count == 0 do
+    table.remove(bins)
+  end
   return bins
 end
 
