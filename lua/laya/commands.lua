@@ -49,7 +49,7 @@ function M.status_lines()
     c.bad_input or 0
   )
   lines[#lines + 1] = string.format(
-    'Host latency (receive → answer sent, last %d): p50 %d µs, p99 %d µs, max %d µs',
+    'Host latency (receive → decision done, last %d): p50 %d µs, p99 %d µs, max %d µs',
     l.n or 0,
     l.p50_us or 0,
     l.p99_us or 0,

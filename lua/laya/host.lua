@@ -43,9 +43,8 @@ function M.start()
   if vim.fn.executable(o.host.path) ~= 1 then
     H.give_up(
       string.format(
-        'Laya: host binary not found at %s. Build it with `cargo build --release` in %s, or set host.path. (:checkhealth laya)',
-        o.host.path,
-        require('laya.config').root
+        'Laya: host binary not found at %s (run `cargo build --release` in the plugin folder; :checkhealth laya)',
+        o.host.path
       )
     )
     return false
@@ -123,7 +122,7 @@ function H.on_exit(_, code)
   if H.failures > max then
     H.give_up(
       string.format(
-        'Laya: the host exited %d times in a row (last exit code %s); predictions are off. See :Laya log, then :Laya enable to retry.',
+        'Laya: the host exited %d times in a row (exit code %s), predictions off; see :Laya log, retry with :Laya enable',
         H.failures,
         tostring(code)
       )
@@ -178,6 +177,7 @@ function M.on_answer(answer)
   M.stats.answers = M.stats.answers + 1
   if not require('laya.ghost').on_answer(answer) then
     M.stats.dropped = M.stats.dropped + 1
+    log('debug', 'answer seq ' .. tostring(answer.seq) .. ' dropped as stale')
     return
   end
   M.stats.shown = M.stats.shown + 1

@@ -72,7 +72,14 @@ mod tests {
         let a = parse(&[]).unwrap();
         assert_eq!(a.backend, "auto");
         assert_eq!(a.model, None);
-        let a = parse(&["--model", "m.safetensors", "--backend=cpu", "--log-level", "debug"]).unwrap();
+        let a = parse(&[
+            "--model",
+            "m.safetensors",
+            "--backend=cpu",
+            "--log-level",
+            "debug",
+        ])
+        .unwrap();
         assert_eq!(a.model, Some(PathBuf::from("m.safetensors")));
         assert_eq!(a.backend, "cpu");
         assert_eq!(a.log_level, Level::Debug);
@@ -80,7 +87,9 @@ mod tests {
 
     #[test]
     fn bad_flags_are_errors_that_say_what_to_do() {
-        assert!(parse(&["--backend", "gpu"]).unwrap_err().contains("auto, cpu or mlx"));
+        assert!(parse(&["--backend", "gpu"])
+            .unwrap_err()
+            .contains("auto, cpu or mlx"));
         assert!(parse(&["--model"]).unwrap_err().contains("needs a value"));
         assert!(parse(&["--frobnicate"]).unwrap_err().contains("usage"));
     }

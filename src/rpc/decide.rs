@@ -102,14 +102,21 @@ impl Decider {
             .unwrap_or_default();
         let done_us = now_us();
         let answer = answer_value(&job, &prediction, start_us, done_us);
+        // Counted before sending, so a `status` that follows an answer sees it.
+        Stats::bump(&self.stats.predict_answered);
+        self.stats
+            .record_latency(done_us.saturating_sub(job.recv_us));
         match self.outbox.notify(
             "nvim_exec_lua",
             vec![Value::from(ANSWER_LUA), Value::Array(vec![answer])],
         ) {
-            Ok(()) => {
-                Stats::bump(&self.stats.predict_answered);
-                self.stats.record_latency(now_us().saturating_sub(job.recv_us));
-            }
+            Ok(()) => debug!(
+                "answered seq {} (buffer {}): {} candidates, ghost {:?}",
+                p.seq,
+                p.buffer,
+                prediction.candidates.len(),
+                prediction.ghost
+            ),
             Err(e) => error!("cannot send answer to Neovim: {e}"),
         }
     }

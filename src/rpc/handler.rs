@@ -25,8 +25,7 @@ pub struct Host {
     pub backend_asked: String,
 }
 
-pub const METHODS: &str =
-    "notifications: predict, accepted, forget; requests: status, ping";
+pub const METHODS: &str = "notifications: predict, accepted, forget; requests: status, ping";
 
 #[async_trait::async_trait]
 impl Handler for Host {
@@ -117,9 +116,18 @@ impl Host {
             (
                 "counters",
                 map(vec![
-                    ("predict_received", Value::from(Stats::get(&s.predict_received))),
-                    ("predict_superseded", Value::from(Stats::get(&s.predict_superseded))),
-                    ("predict_answered", Value::from(Stats::get(&s.predict_answered))),
+                    (
+                        "predict_received",
+                        Value::from(Stats::get(&s.predict_received)),
+                    ),
+                    (
+                        "predict_superseded",
+                        Value::from(Stats::get(&s.predict_superseded)),
+                    ),
+                    (
+                        "predict_answered",
+                        Value::from(Stats::get(&s.predict_answered)),
+                    ),
                     ("accepted", Value::from(Stats::get(&s.accepted))),
                     ("bad_input", Value::from(Stats::get(&s.bad_input))),
                     ("engine_panics", Value::from(Stats::get(&s.engine_panics))),

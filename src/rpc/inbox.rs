@@ -146,7 +146,10 @@ mod tests {
         inbox.put_predict(job(1, 1));
         inbox.put_predict(job(2, 2));
         inbox.put_event(Event::Forget { buffer: 1 });
-        assert!(matches!(inbox.take(), Some(Work::Event(Event::Forget { buffer: 1 }))));
+        assert!(matches!(
+            inbox.take(),
+            Some(Work::Event(Event::Forget { buffer: 1 }))
+        ));
         assert_eq!(seq(inbox.take()), 2);
     }
 }

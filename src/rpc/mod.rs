@@ -96,11 +96,8 @@ async fn run(args: ServeArgs) -> i32 {
         env!("CARGO_PKG_VERSION"),
         std::process::id()
     );
-    let (_nvim, io) = nvim_rs::Neovim::new(
-        tokio::io::stdin().compat(),
-        outbox.compat_write(),
-        host,
-    );
+    let (_nvim, io) =
+        nvim_rs::Neovim::new(tokio::io::stdin().compat(), outbox.compat_write(), host);
     let code = match io.await {
         Ok(()) => 0,
         Err(e) if e.is_channel_closed() => {

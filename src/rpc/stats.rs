@@ -65,7 +65,7 @@ pub struct Stats {
     pub accepted: AtomicU64,
     pub bad_input: AtomicU64,
     pub engine_panics: AtomicU64,
-    /// Receive → answer written, µs, newest last.
+    /// Receive → decision done, µs, newest last.
     recent_us: Mutex<VecDeque<u64>>,
 }
 
@@ -130,7 +130,10 @@ mod tests {
             s.record_latency(us);
         }
         let l = s.latency();
-        assert_eq!((l.n, l.p50_us, l.p99_us, l.max_us, l.last_us), (100, 51, 99, 100, 100));
+        assert_eq!(
+            (l.n, l.p50_us, l.p99_us, l.max_us, l.last_us),
+            (100, 51, 99, 100, 100)
+        );
     }
 
     #[test]

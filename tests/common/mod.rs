@@ -82,7 +82,7 @@ impl Default for Options {
         Options {
             delay_ms: None,
             minimal_init: true,
-            width: 80,
+            width: 160,
             height: 20,
         }
     }
@@ -137,11 +137,14 @@ impl Session {
         let wrapped = format!(
             "local r = (function() {code} end)(); return vim.json.encode(r == nil and vim.NIL or r)"
         );
-        let v = self
-            .nvim
-            .exec_lua(&wrapped, vec![])
-            .await
-            .unwrap_or_else(|e| panic!("Lua failed: {e}\n{code}"));
+        let call = self.nvim.exec_lua(&wrapped, vec![]);
+        let v = match tokio::time::timeout(PATIENCE, call).await {
+            Ok(r) => r.unwrap_or_else(|e| panic!("Lua failed: {e}\n{code}")),
+            Err(_) => panic!(
+                "Neovim did not answer within {PATIENCE:?} (blocked?)\n{code}\n--- screen ---\n{}",
+                self.screen().text()
+            ),
+        };
         serde_json::from_str(v.as_str().unwrap_or("null")).unwrap()
     }
 
@@ -261,6 +264,15 @@ impl Session {
         self.wait_for(&format!("{text:?} on the screen"), || async {
             let g = self.screen();
             (0..g.height).find(|r| g.line(*r).contains(text))
+        })
+        .await
+    }
+
+    /// Waits for ghost text that starts with `start` (a trained model may
+    /// continue it with further words); returns the whole ghost text.
+    pub async fn wait_ghost_starting(&self, start: &str) -> String {
+        self.wait_for(&format!("ghost text starting with {start:?}"), || async {
+            self.ghost_text().await.filter(|g| g.starts_with(start))
         })
         .await
     }
