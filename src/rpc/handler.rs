@@ -162,7 +162,7 @@ fn engine_info_value(i: &EngineInfo) -> Value {
         ("model", model),
         ("dtype", Value::from(i.dtype.as_str())),
         ("vocab_size", Value::from(i.vocab_size as u64)),
-        ("load_ms", Value::F64(i.load_ms as f64)),
+        ("load_ms", Value::F64(i.load_ms)),
         (
             "model_error",
             i.model_error
