@@ -160,7 +160,12 @@ function M.run(opts)
     H.on_shown(run, t, answer)
   end
   table.insert(host.observers, observer)
+  -- An automatic completion menu would take the typed <CR> as "accept".
+  local menu = require('laya.config').options.menu
+  local auto_menu = menu.auto
+  menu.auto = false
   local ok, res = pcall(H.replay, run, keys, opts, host)
+  menu.auto = auto_menu
   for i, f in ipairs(host.observers) do
     if f == observer then
       table.remove(host.observers, i)
