@@ -127,8 +127,23 @@ M.plugs = {
   menu = { '<Plug>(laya-menu)', M.menu, 'Open the completion menu with the candidates' },
 }
 
+--- Keys mapped by the last setup(), with what they did before.
+H.mapped = {}
+
+--- Gives back the keys an earlier setup() took (on a second setup()).
+function H.unmap()
+  for lhs, prev in pairs(H.mapped) do
+    pcall(vim.keymap.del, 'i', lhs)
+    if prev and prev.lhs then
+      pcall(vim.fn.mapset, 'i', false, prev)
+    end
+  end
+  H.mapped = {}
+end
+
 --- Defines the <Plug> mappings and the configured default keys.
 function M.setup()
+  H.unmap()
   for _, p in pairs(M.plugs) do
     vim.keymap.set('i', p[1], function()
       p[2]()
@@ -141,9 +156,7 @@ function M.setup()
   for name, lhs in pairs(keys) do
     if lhs then
       local prev = vim.fn.maparg(lhs, 'i', false, true)
-      if prev.desc and prev.desc:find('^Laya') then
-        prev = nil -- our own, from an earlier setup()
-      end
+      H.mapped[lhs] = prev
       local action = M.plugs[name][2]
       -- accept/accept_word/dismiss fall back to the key's old meaning;
       -- next/prev/menu do nothing when there is nothing to show.

@@ -132,6 +132,11 @@ impl WordCache {
             })
     }
 
+    /// Every word, in no particular order (probabilities not computed).
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.stats.keys().map(|w| &**w)
+    }
+
     /// The `n` most probable words.
     pub fn top(&self, n: usize) -> Vec<(&str, f32)> {
         let mut all: Vec<(&str, f32)> = self

@@ -179,6 +179,27 @@ fn apply(simd: Simd, m: &Matrix, map: &[u8], x: &[f32], q16: &mut Vec<i16>, out:
     }
 }
 
+/// `out = m[rows] · x`: the same as `apply` for a band of rows.
+fn apply_rows(
+    simd: Simd,
+    m: &Matrix,
+    map: &[u8],
+    rows: Range<usize>,
+    x: &[f32],
+    q16: &mut Vec<i16>,
+    out: &mut [f32],
+) {
+    let span = rows.start * m.cols..rows.end * m.cols;
+    match &m.data {
+        MatrixData::F32(b) => matvec_f32(simd, &view(b, map)[span], x, out),
+        MatrixData::Bf16(b) => matvec_bf16(simd, &view(b, map)[span], x, out),
+        MatrixData::Int8(b, scale) => {
+            let xs = quantize_i16(x, q16);
+            matvec_i8(simd, &view(b, map)[span], &scale[rows], q16, xs, out)
+        }
+    }
+}
+
 /// Row `r` of a matrix as f32 into `out`.
 fn row(m: &Matrix, map: &[u8], r: usize, out: &mut [f32]) {
     let span = r * m.cols..(r + 1) * m.cols;
@@ -264,11 +285,17 @@ impl Backend for CpuBackend {
     }
 
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()> {
-        if h.len() != self.hidden_dim() || logits.len() != self.vocab_size() {
+        let v = self.vocab_size();
+        self.logits_rows(h, 0..v, logits)
+    }
+
+    fn logits_rows(&mut self, h: &[f32], rows: Range<usize>, out: &mut [f32]) -> Result<()> {
+        if h.len() != self.hidden_dim() || rows.end > self.vocab_size() || rows.len() != out.len() {
             bail!(
-                "cpu backend: logits buffer has length {}, expected {}",
-                logits.len(),
-                self.vocab_size()
+                "cpu backend: logits for rows {rows:?} into {} values (vocabulary {}, state {})",
+                out.len(),
+                self.vocab_size(),
+                h.len()
             );
         }
         let map = self.weights.all_bytes();
@@ -276,8 +303,16 @@ impl Backend for CpuBackend {
         for (y, b) in self.y.iter_mut().zip(&self.proj_b) {
             *y += b;
         }
-        apply(self.simd, &self.embed, map, &self.y, &mut self.q16, logits);
-        for (l, b) in logits.iter_mut().zip(&self.out_b) {
+        apply_rows(
+            self.simd,
+            &self.embed,
+            map,
+            rows.clone(),
+            &self.y,
+            &mut self.q16,
+            out,
+        );
+        for (l, b) in out.iter_mut().zip(&self.out_b[rows]) {
             *l += b;
         }
         Ok(())

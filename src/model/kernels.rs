@@ -103,6 +103,40 @@ pub fn matvec_i8(simd: Simd, q: &[i8], scale: &[f32], xq: &[i16], xscale: f32, o
     }
 }
 
+/// `v = softmax(v)` in place (the vector exp is a polynomial, ~1e-7 relative error).
+pub fn softmax(simd: Simd, v: &mut [f32]) {
+    let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !max.is_finite() {
+        let u = 1.0 / v.len().max(1) as f32;
+        v.iter_mut().for_each(|x| *x = u);
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    let sum = if simd == Simd::Avx2Fma {
+        // SAFETY: AVX2 and FMA were detected at run time.
+        unsafe { avx2::exp_shifted(v, max) }
+    } else {
+        exp_shifted_portable(v, max)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let sum = {
+        let _ = simd;
+        exp_shifted_portable(v, max)
+    };
+    let inv = 1.0 / sum;
+    v.iter_mut().for_each(|x| *x *= inv);
+}
+
+/// `v[i] = exp(v[i] - max)`; returns the sum.
+fn exp_shifted_portable(v: &mut [f32], max: f32) -> f32 {
+    let mut sum = 0.0;
+    for x in v.iter_mut() {
+        *x = (*x - max).exp();
+        sum += *x;
+    }
+    sum
+}
+
 // Index loops mirror the pointer arithmetic of the vector loops beside them.
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::needless_range_loop)]
@@ -125,6 +159,54 @@ mod avx2 {
         let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
         let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
         _mm_cvtsi128_si32(s)
+    }
+
+    /// exp(x) for x <= 0: 2^n · p(r) with n = round(x / ln 2), |r| <= ln2 / 2,
+    /// p a degree-6 polynomial; inputs below -87 give 0.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn exp_ps(x: __m256) -> __m256 {
+        let x = _mm256_max_ps(x, _mm256_set1_ps(-87.0));
+        let n = _mm256_round_ps(
+            _mm256_mul_ps(x, _mm256_set1_ps(std::f32::consts::LOG2_E)),
+            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC,
+        );
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_145_75), x);
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428_606_8e-6), r);
+        let mut p = _mm256_set1_ps(1.0 / 720.0);
+        for c in [1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0] {
+            p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
+        }
+        let pow2 = _mm256_slli_epi32(
+            _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)),
+            23,
+        );
+        _mm256_mul_ps(p, _mm256_castsi256_ps(pow2))
+    }
+
+    pub unsafe fn exp_shifted(v: &mut [f32], max: f32) -> f32 {
+        exp_shifted_inner(v, max)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn exp_shifted_inner(v: &mut [f32], max: f32) -> f32 {
+        let m = _mm256_set1_ps(max);
+        let mut acc = _mm256_setzero_ps();
+        let mut chunks = v.chunks_exact_mut(8);
+        for c in &mut chunks {
+            // SAFETY: c has exactly 8 elements.
+            unsafe {
+                let e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(c.as_ptr()), m));
+                _mm256_storeu_ps(c.as_mut_ptr(), e);
+                acc = _mm256_add_ps(acc, e);
+            }
+        }
+        let mut sum = hsum_ps(acc);
+        for x in chunks.into_remainder() {
+            *x = (*x - max).exp();
+            sum += *x;
+        }
+        sum
     }
 
     /// Rows four at a time so each load of `x` feeds four FMAs.
@@ -310,6 +392,22 @@ mod tests {
                     .sum::<f64>() as f32
             })
             .collect()
+    }
+
+    #[test]
+    fn vector_softmax_matches_the_plain_one() {
+        let mut rng = Rng::new(9);
+        let x: Vec<f32> = (0..1003)
+            .map(|i| rng.uniform(30.0) - if i == 5 { 200.0 } else { 0.0 })
+            .collect();
+        let mut a = x.clone();
+        let mut b = x.clone();
+        softmax(Simd::detect(), &mut a);
+        softmax(Simd::Portable, &mut b);
+        for (p, q) in a.iter().zip(&b) {
+            assert!((p - q).abs() <= 1e-6 * q.max(1e-30) + 1e-12, "{p} {q}");
+        }
+        assert!((a.iter().sum::<f32>() - 1.0).abs() < 1e-4);
     }
 
     #[test]
