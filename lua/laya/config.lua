@@ -115,18 +115,33 @@ function M.validate(o)
   check(type(o.ghost.highlight) == 'string', 'ghost.highlight', 'a highlight group name', o.ghost.highlight)
   check(type(o.ghost.hide_with_pum) == 'boolean', 'ghost.hide_with_pum', 'a boolean', o.ghost.hide_with_pum)
   check(type(o.menu.auto) == 'boolean', 'menu.auto', 'a boolean', o.menu.auto)
-  check(type(o.menu.max_items) == 'number' and o.menu.max_items >= 1, 'menu.max_items', 'a number >= 1', o.menu.max_items)
+  check(
+    type(o.menu.max_items) == 'number' and o.menu.max_items >= 1,
+    'menu.max_items',
+    'a number >= 1',
+    o.menu.max_items
+  )
   check(
     type(o.context.max_bytes) == 'number' and o.context.max_bytes >= 64 and o.context.max_bytes <= 16384,
     'context.max_bytes',
     'a number in 64..16384',
     o.context.max_bytes
   )
-  check(type(o.context.max_lines) == 'number' and o.context.max_lines >= 0, 'context.max_lines', 'a number >= 0', o.context.max_lines)
+  check(
+    type(o.context.max_lines) == 'number' and o.context.max_lines >= 0,
+    'context.max_lines',
+    'a number >= 0',
+    o.context.max_lines
+  )
   check(type(o.host.path) == 'string' and o.host.path ~= '', 'host.path', 'a path to the laya binary', o.host.path)
   check(o.host.model == false or type(o.host.model) == 'string', 'host.model', 'a path or false', o.host.model)
   check(BACKENDS[o.host.backend] == true, 'host.backend', "'auto', 'cpu' or 'mlx'", o.host.backend)
-  check(type(o.host.max_restarts) == 'number' and o.host.max_restarts >= 0, 'host.max_restarts', 'a number >= 0', o.host.max_restarts)
+  check(
+    type(o.host.max_restarts) == 'number' and o.host.max_restarts >= 0,
+    'host.max_restarts',
+    'a number >= 0',
+    o.host.max_restarts
+  )
   check(LEVELS[o.log_level] == true, 'log_level', "'error', 'warn', 'info' or 'debug'", o.log_level)
 end
 

@@ -49,7 +49,11 @@ function M.suggestions(answer)
     if top and top.replace == 0 and vim.startswith(ghost, top.text) then
       top.text = ghost
     else
-      table.insert(list, 1, { text = ghost, replace = 0, word = (answer.prefix or '') .. ghost, source = 'model', rank = 1 })
+      table.insert(
+        list,
+        1,
+        { text = ghost, replace = 0, word = (answer.prefix or '') .. ghost, source = 'model', rank = 1 }
+      )
     end
   end
   return list, ghost ~= '' and 1 or 0

@@ -23,7 +23,9 @@ function M.check()
     local res = vim.system({ o.host.path, 'serve', '--version' }, { text = true }):wait(5000)
     local version = (res.stdout or ''):match('laya%s+(%S+)')
     if res.code ~= 0 or not version then
-      h.error(string.format('%s serve --version failed (exit %s): %s', o.host.path, tostring(res.code), res.stderr or ''))
+      h.error(
+        string.format('%s serve --version failed (exit %s): %s', o.host.path, tostring(res.code), res.stderr or '')
+      )
     elseif version ~= laya.version then
       h.warn(
         string.format('host %s is version %s, the plugin is %s', o.host.path, version, laya.version),

@@ -60,10 +60,13 @@ function M.start()
     on_exit = H.on_exit,
   })
   if not ok or chan <= 0 then
-    H.on_exit(nil, -1)
+    M.chan = 0
+    H.on_exit(0, -1)
     return false
   end
   M.chan = chan
+  -- A new host knows nothing: every buffer's next state must be sent.
+  require('laya.context').last_sent = {}
   M.pid = vim.fn.jobpid(chan)
   H.started_at = vim.uv.now()
   M.stats.starts = M.stats.starts + 1
@@ -105,7 +108,10 @@ function H.on_stderr(_, data)
   end
 end
 
-function H.on_exit(_, code)
+function H.on_exit(job, code)
+  if job ~= M.chan then
+    return -- a host stopped earlier, exiting only now
+  end
   M.chan = nil
   M.pid = nil
   M.stats.exits = M.stats.exits + 1
@@ -133,8 +139,12 @@ function H.on_exit(_, code)
   H.restart_pending = true
   vim.defer_fn(function()
     H.restart_pending = false
-    if not H.stopping and require('laya.config').options.enabled then
-      M.start()
+    if not H.stopping and require('laya.config').options.enabled and M.start() then
+      -- Predict for where the cursor is now, without waiting for a key.
+      if vim.fn.mode():find('^i') and require('laya').active(vim.api.nvim_get_current_buf()) then
+        local context = require('laya.context')
+        context.send(context.state())
+      end
     end
   end, delay)
 end
