@@ -227,7 +227,8 @@ function H.replay(run, keys, opts, host)
     local okp, pong = pcall(vim.rpcrequest, host.chan, 'ping')
     local t1 = hrtime()
     if okp and run.typed > opts.warmup then
-      run.pings[#run.pings + 1] = { t0_ns = t0, rtt_ns = t1 - t0, host_us = type(pong) == 'table' and pong.now_us or nil }
+      run.pings[#run.pings + 1] =
+        { t0_ns = t0, rtt_ns = t1 - t0, host_us = type(pong) == 'table' and pong.now_us or nil }
     end
     if run.typed >= #keys then
       return finish()
