@@ -203,7 +203,7 @@ function H.on_shown(run, t, answer)
   end
 end
 
---- Types `keys`, one per `rate_ms`, pinging the host before each key.
+--- Types `keys`, one per `rate_ms`, pinging the host half way between keys.
 function H.replay(run, keys, opts, host)
   local timer = assert(vim.uv.new_timer())
   local finished = false
@@ -213,6 +213,29 @@ function H.replay(run, keys, opts, host)
       vim.api.nvim_feedkeys('\27', 'n', false)
     end
   end
+  -- Each key's slot of `rate_ms`: the key at its start, the ping half way
+  -- (the key's answer is normally in by then, and the host has been idle
+  -- for half a slot before each, as between a typist's keys).
+  local half_ns = opts.rate_ms * 1e6 / 2
+  local tick = 0
+  local function ping()
+    local t0 = hrtime()
+    local okp, pong = pcall(vim.rpcrequest, host.chan, 'ping')
+    local t1 = hrtime()
+    if okp and run.typed > opts.warmup then
+      run.pings[#run.pings + 1] =
+        { t0_ns = t0, rtt_ns = t1 - t0, host_us = type(pong) == 'table' and pong.now_us or nil }
+    end
+  end
+  local function key()
+    if run.typed >= #keys then
+      return finish()
+    end
+    run.typed = run.typed + 1
+    run.key_ns[run.typed] = hrtime()
+    vim.api.nvim_feedkeys(keys[run.typed], 'nt', false)
+  end
+  local schedule
   local function step()
     if finished then
       return
@@ -221,26 +244,25 @@ function H.replay(run, keys, opts, host)
       run.aborted = not host.chan and 'the host stopped' or 'Insert mode was left'
       return finish()
     end
-    -- The floor: a request the host answers without work, at the end of the
-    -- previous key's slot (its answer has normally arrived by now).
-    local t0 = hrtime()
-    local okp, pong = pcall(vim.rpcrequest, host.chan, 'ping')
-    local t1 = hrtime()
-    if okp and run.typed > opts.warmup then
-      run.pings[#run.pings + 1] =
-        { t0_ns = t0, rtt_ns = t1 - t0, host_us = type(pong) == 'table' and pong.now_us or nil }
+    tick = tick + 1
+    if tick % 2 == 1 then
+      key()
+    else
+      ping()
     end
-    if run.typed >= #keys then
-      return finish()
-    end
-    run.typed = run.typed + 1
-    run.key_ns[run.typed] = hrtime()
-    vim.api.nvim_feedkeys(keys[run.typed], 'nt', false)
+    schedule()
+  end
+  -- One-shot timers against fixed deadlines, so slow callbacks do not drift
+  -- the rate.
+  schedule = function()
+    local due = run.started_ns + (tick + 1) * half_ns
+    local delay = math.max(0, math.floor((due - hrtime()) / 1e6 + 0.5))
+    timer:start(delay, 0, function()
+      vim.schedule(step)
+    end)
   end
   run.started_ns = hrtime()
-  timer:start(opts.rate_ms, opts.rate_ms, function()
-    vim.schedule(step)
-  end)
+  schedule()
   -- Blocks in Insert mode until step() feeds <Esc>; timers, scheduled
   -- callbacks and the host's answers run meanwhile, as when a user types.
   local ok, err = pcall(vim.api.nvim_feedkeys, 'i', 'nx!', false)
