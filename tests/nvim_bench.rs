@@ -174,6 +174,37 @@ fn bad_arguments_are_a_clear_error_and_write_nothing() {
     );
 }
 
+#[test]
+fn layabench_says_so_when_laya_is_off_for_its_buffer() {
+    let dir = temp_dir("bench-off");
+    // Laya off for every filetype not listed: the scratch buffer gets nothing.
+    let setup = format!(
+        "lua require('laya').setup({{ host = {{ path = '{HOST}' }}, filetypes = {{ ['*'] = false }} }})"
+    );
+    let out = Command::new(nvim_binary())
+        .args(["--headless", "--clean", "-u"])
+        .arg(Path::new(ROOT).join("scripts/minimal_init.lua"))
+        .args([
+            "-c",
+            &setup,
+            "-c",
+            "LayaBench off.json keys=20",
+            "-c",
+            "qa!",
+        ])
+        .current_dir(&dir)
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run nvim");
+    assert!(!dir.join("off.json").exists());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("Laya is off for a scratch buffer"),
+        "stderr: {said}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interactive_layabench_opens_the_floating_report() {
     let s = Session::start_with(
@@ -211,8 +242,14 @@ async fn interactive_layabench_opens_the_floating_report() {
         all.contains('█') || all.contains('▏'),
         "no histogram bars:\n{all}"
     );
-    // The scratch buffer is gone and the user is back where they were.
+    // The scratch buffer and its tab page are gone, the user is back where
+    // they were.
     assert_eq!(s.mode().await, "n");
+    assert_eq!(s.lua("return #vim.api.nvim_list_tabpages()").await, 1);
+    assert_eq!(
+        s.lua("return #vim.tbl_filter(function(b) return vim.api.nvim_buf_get_name(b):find('laya%-bench://') ~= nil end, vim.api.nvim_list_bufs())").await,
+        0
+    );
     s.input("q").await;
     s.wait_for("the report to close", || async {
         let n = s

@@ -78,10 +78,14 @@ end
 function H.ready_status(host)
   local st, err
   local ok = vim.wait(120000, function()
+    if not host.running() then
+      err = 'the host stopped while loading (:Laya log)'
+      return true
+    end
     st, err = host.request('status')
     return st ~= nil and st.engine ~= nil and st.engine.ready == true
   end, 50)
-  if not ok then
+  if not ok or not (st and st.engine and st.engine.ready == true) then
     return nil, err or 'the engine did not become ready within 120 s'
   end
   return st
@@ -105,6 +109,18 @@ function H.open_scratch()
   bo.undolevels = -1
   vim.api.nvim_buf_set_name(buf, 'laya-bench://' .. buf)
   return buf
+end
+
+--- Closes the scratch tab page and buffer, back to tab page `tab`.
+function H.close_scratch(tab, buf)
+  local scratch_tab = vim.api.nvim_get_current_tabpage()
+  if scratch_tab ~= tab and vim.api.nvim_tabpage_is_valid(tab) then
+    pcall(vim.api.nvim_set_current_tabpage, tab)
+    pcall(vim.cmd.tabclose, vim.api.nvim_tabpage_get_number(scratch_tab))
+  end
+  if vim.api.nvim_buf_is_valid(buf) then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+  end
 end
 
 --- CLOCK_MONOTONIC at the host clock's zero, in µs on the Lua clock: read
@@ -155,6 +171,10 @@ function M.run(opts)
 
   local tab = vim.api.nvim_get_current_tabpage()
   local buf = H.open_scratch()
+  if not laya.active(buf) then
+    H.close_scratch(tab, buf)
+    return nil, "LayaBench: Laya is off for a scratch buffer with no filetype (see the `filetypes['*']` option)"
+  end
   local run = { key_ns = {}, shown = {}, pings = {}, typed = 0 }
   local observer = function(t, answer)
     H.on_shown(run, t, answer)
@@ -175,12 +195,7 @@ function M.run(opts)
   -- The host's view after the run (its latency ring, counters).
   local after = host.request('status') or st
   local host_pid = host.pid
-  if vim.api.nvim_buf_is_valid(buf) then
-    vim.api.nvim_buf_delete(buf, { force = true })
-  end
-  if vim.api.nvim_tabpage_is_valid(tab) then
-    pcall(vim.api.nvim_set_current_tabpage, tab)
-  end
+  H.close_scratch(tab, buf)
   if not ok then
     return nil, 'LayaBench: ' .. tostring(res)
   end
