@@ -45,7 +45,15 @@ local function series(seq0, gap)
   return stats.summary(to_host), stats.summary(back)
 end
 local function line(name, s)
-  return string.format('%-44s n=%d p50 %.0f p90 %.0f p99 %.0f max %.0f µs', name, s.n, s.p50_us, s.p90_us, s.p99_us, s.max_us)
+  return string.format(
+    '%-44s n=%d p50 %.0f p90 %.0f p99 %.0f max %.0f µs',
+    name,
+    s.n,
+    s.p50_us,
+    s.p90_us,
+    s.p99_us,
+    s.max_us
+  )
 end
 local a1, a2 = series(1000000, 0)
 local b1, b2 = series(2000000, gap_ms)
