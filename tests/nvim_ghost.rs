@@ -206,3 +206,65 @@ async fn the_menu_offers_the_candidates_and_inserts_what_tab_inserts() {
     );
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_message_each_way_per_keystroke() {
+    let s = Session::start("one-message").await;
+    s.insert_after(WORDS).await;
+    s.wait_idle().await;
+    let before = s.stats().await;
+    let (sent, answers) = (
+        before["sent"].as_u64().unwrap(),
+        before["answers"].as_u64().unwrap(),
+    );
+    // Type one key at a time and wait for its answer: each key sends one
+    // predict (InsertCharPre; the TextChangedI/CursorMovedI that follow see
+    // the same state) and gets one answer back.
+    let text = "the zephyrine";
+    for (i, c) in text.chars().enumerate() {
+        s.input(&c.to_string()).await;
+        s.wait_for("the answer to this key", || async {
+            let st = s.stats().await;
+            (st["answers"].as_u64() >= Some(answers + i as u64 + 1)).then_some(())
+        })
+        .await;
+    }
+    s.wait_idle().await;
+    let st = s.stats().await;
+    assert_eq!(st["sent"].as_u64().unwrap() - sent, text.len() as u64);
+    assert_eq!(st["answers"].as_u64().unwrap() - answers, text.len() as u64);
+    let host = s.lua("return require('laya.host').request('status')").await;
+    assert_eq!(
+        host["counters"]["predict_received"].as_u64().unwrap(),
+        st["sent"].as_u64().unwrap()
+    );
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_menu_opens_by_itself_when_menu_auto_is_on() {
+    let s = Session::start("menu-auto").await;
+    s.lua("require('laya').setup({ menu = { auto = true } })")
+        .await;
+    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
+        .await;
+    s.input("ze").await;
+    let words = s
+        .wait_for("the completion menu", || async {
+            let v = s
+                .lua(
+                    "local i = vim.fn.complete_info({ 'pum_visible', 'items' })
+                      if i.pum_visible ~= 1 then return nil end
+                      return vim.tbl_map(function(it) return it.word end, i.items)",
+                )
+                .await;
+            (!v.is_null()).then_some(v)
+        })
+        .await;
+    let words: Vec<String> = serde_json::from_value(words).unwrap();
+    assert!(words.iter().any(|w| w.starts_with("zebra")), "{words:?}");
+    assert!(words.iter().any(|w| w == "zenith"), "{words:?}");
+    // Opening it by itself selects and inserts nothing.
+    assert_eq!(s.lines().await[2], "ze");
+    s.quit().await;
+}

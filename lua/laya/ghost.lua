@@ -82,7 +82,7 @@ function M.on_answer(answer)
   end
   M.render()
   if require('laya.config').options.menu.auto and #list > 0 then
-    require('laya.menu').open()
+    require('laya.menu').open(true)
   end
   return true
 end

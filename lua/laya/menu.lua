@@ -42,8 +42,9 @@ function M.items()
   return out
 end
 
---- Opens the menu; false when there is nothing to offer.
-function M.open()
+--- Opens the menu; false when there is nothing to offer. `auto` (opened
+--- by an answer, not a key): nothing is selected or inserted by opening it.
+function M.open(auto)
   local items = M.items()
   if #items == 0 or not vim.fn.mode():find('^i') then
     return false
@@ -60,7 +61,14 @@ function M.open()
       user_data = { laya = { rank = it.rank, source = it.source } },
     }
   end
-  vim.fn.complete(items[1].start_col + 1, entries)
+  if auto then
+    local saved = vim.o.completeopt
+    vim.o.completeopt = 'menu,menuone,noselect'
+    vim.fn.complete(items[1].start_col + 1, entries)
+    vim.o.completeopt = saved
+  else
+    vim.fn.complete(items[1].start_col + 1, entries)
+  end
   return true
 end
 

@@ -277,6 +277,23 @@ impl Session {
         .await
     }
 
+    /// Waits until the host has answered (or superseded) every request and
+    /// Lua has received every answer; returns the host's counters.
+    pub async fn wait_idle(&self) -> serde_json::Value {
+        self.wait_for("an idle host", || async {
+            let st = self
+                .lua("return require('laya.host').request('status')")
+                .await;
+            let c = st["counters"].clone();
+            let n = |k: &str| c[k].as_u64().unwrap_or(0);
+            let lua_answers = self.stats().await["answers"].as_u64().unwrap_or(0);
+            (n("predict_answered") + n("predict_superseded") == n("predict_received")
+                && lua_answers == n("predict_answered"))
+            .then_some(c)
+        })
+        .await
+    }
+
     /// Waits until screen row `row` reads exactly `text`.
     pub async fn wait_screen_line(&self, row: usize, text: &str) {
         self.wait_for(&format!("screen row {row} to read {text:?}"), || async {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Prints the results of benches/e2e.sh (a folder of e2e-N.json written by
+"""Prints the results of benches/layabench.sh (a folder of e2e-N.json written by
 :LayaBench, and seed-N.json by benches/seed_mlx.py) as Markdown tables for
 BENCHMARKS.md: one row per run, then the spread across runs.
 
-    python3 benches/e2e_table.py DIR
+    python3 benches/layabench_table.py DIR
 """
 
 import glob

@@ -3,7 +3,7 @@
 # real host several times (and, with --seed, the seed-style Python MLX
 # baseline right after each run), then prints one table for BENCHMARKS.md.
 #
-#   benches/e2e.sh [--runs 3] [--keys 2000] [--rate 10] [--backend cpu]
+#   benches/layabench.sh [--runs 3] [--keys 2000] [--rate 10] [--backend cpu]
 #                  [--model models/laya-default.safetensors] [--seed PYTHON]
 #                  [--out DIR] [--no-build]
 set -euo pipefail
@@ -20,16 +20,16 @@ while [ $# -gt 0 ]; do
     --seed) seed_py=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    *) echo "e2e.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+    *) echo "layabench.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-out=${out:-$(mktemp -d /tmp/laya-e2e.XXXXXX)}
+out=${out:-$(mktemp -d /tmp/laya-layabench.XXXXXX)}
 mkdir -p "$out"
 model=$(realpath "$model")
 [ "$build" = 1 ] && cargo build --release >&2
 nvim=$(command -v nvim || true)
 [ -z "$nvim" ] && [ -x .venv/bin/nvim ] && nvim=.venv/bin/nvim
-[ -z "$nvim" ] && { echo "e2e.sh: nvim not found (scripts/install-test-deps.sh)" >&2; exit 1; }
+[ -z "$nvim" ] && { echo "layabench.sh: nvim not found (scripts/install-test-deps.sh)" >&2; exit 1; }
 host=$PWD/target/release/laya
 seed=${LAYA_SEED_SCRIPT:-benches/seed_mlx.py}
 for i in $(seq 1 "$runs"); do
@@ -38,9 +38,9 @@ for i in $(seq 1 "$runs"); do
     -c "lua require('laya').setup({ host = { path = '$host', model = '$model', backend = '$backend' } })" \
     -c "LayaBench $out/e2e-$i.json keys=$keys rate=$rate" -c "qa!" >&2
   if [ -n "$seed_py" ]; then
-    [ -f "$seed" ] || { echo "e2e.sh: $seed not found (it comes with the MLX backend)" >&2; exit 1; }
+    [ -f "$seed" ] || { echo "layabench.sh: $seed not found (it comes with the MLX backend)" >&2; exit 1; }
     echo "run $i/$runs: seed-style Python MLX baseline (CPU)" >&2
     "$seed_py" "$seed" "$model" --cpu --steps 3000 --json "$out/seed-$i.json" >&2
   fi
 done
-python3 benches/e2e_table.py "$out"
+python3 benches/layabench_table.py "$out"
