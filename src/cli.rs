@@ -80,6 +80,7 @@ impl Opts {
                             .map_err(|_| format!("--threshold {v}: not a number"))?,
                     )
                 }
+                "--tune" => o.engine.tuning.set(&value(a)?)?,
                 "--ghost-words" => {
                     let v = value(a)?;
                     o.engine.ghost_words = v
