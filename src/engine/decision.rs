@@ -92,6 +92,9 @@ pub struct EngineOptions {
     pub neural: bool,
     /// Most words of ghost text after the current one.
     pub ghost_words: usize,
+    /// Also compute ghost continuations inside a word (when the top word
+    /// changes); by default only at word boundaries, and reused while typing.
+    pub ghost_inside_words: bool,
     /// Ranking constants.
     pub tuning: Tuning,
 }
@@ -105,6 +108,7 @@ impl Default for EngineOptions {
             dtype: None,
             neural: true,
             ghost_words: 2,
+            ghost_inside_words: false,
             tuning: Tuning::default(),
         }
     }
@@ -412,7 +416,11 @@ impl Engine {
             if top.score >= threshold && top.replace == 0 {
                 ghost.push_str(&top.insert);
                 let word = top.word.clone();
-                let more = self.continuation(entry, &word);
+                // Inside a word only a continuation computed earlier is shown:
+                // computing one costs a step and an output layer, which the
+                // keystroke-inside-a-word budget does not have.
+                let may_compute = prefix.is_empty() || self.opts.ghost_inside_words;
+                let more = self.continuation(entry, &word, may_compute);
                 ghost.push_str(&more);
             }
         }
@@ -624,7 +632,7 @@ impl Engine {
 
     /// Words the model expects after `word` completes, while it is confident
     /// (" and then"); cached per context so keystrokes inside a word reuse it.
-    fn continuation(&mut self, entry: &mut BufferEntry, word: &str) -> String {
+    fn continuation(&mut self, entry: &mut BufferEntry, word: &str, may_compute: bool) -> String {
         if self.opts.ghost_words == 0 {
             return String::new();
         }
@@ -632,6 +640,9 @@ impl Engine {
             if c.version == entry.ctx.version && c.word == word {
                 return c.text.clone();
             }
+        }
+        if !may_compute {
+            return String::new();
         }
         let (Some(backend), Some(vocab)) = (&mut self.backend, &self.vocab) else {
             return String::new();
