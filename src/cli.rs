@@ -97,6 +97,7 @@ impl Opts {
                 }
                 "--tune" => o.engine.tuning.set(&value(a)?)?,
                 "--ghost-words" => {
+                    o.flags.push("--ghost-words".into());
                     let v = value(a)?;
                     o.engine.ghost_words = v
                         .parse()

@@ -286,7 +286,12 @@ pub(crate) fn run(o: &Opts) -> i32 {
             return 2;
         }
     };
-    let mut engine = Engine::new(o.engine.clone());
+    let mut opts = o.engine.clone();
+    // Only candidates are scored: the ghost text's continuation is not asked for.
+    if !o.flags.iter().any(|f| f == "--ghost-words") {
+        opts.ghost_words = 0;
+    }
+    let mut engine = Engine::new(opts);
     super::describe(&engine);
     let m = evaluate(&mut engine, &text, &sampling);
     if o.flags.iter().any(|f| f == "--json") {

@@ -9,7 +9,12 @@ use std::io::{BufRead, Write};
 use std::time::Instant;
 
 pub(crate) fn run(o: &Opts) -> i32 {
-    let mut engine = Engine::new(o.engine.clone());
+    let mut opts = o.engine.clone();
+    // Only candidates are scored: the ghost text's continuation is not asked for.
+    if !o.flags.iter().any(|f| f == "--ghost-words") {
+        opts.ghost_words = 0;
+    }
+    let mut engine = Engine::new(opts);
     super::describe(&engine);
     let stdin = std::io::stdin();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
