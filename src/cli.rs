@@ -1,6 +1,7 @@
 //! The engine's command line: predict | protocol | eval | bench | --version.
 //! (`serve`, the Neovim host, is dispatched by main.rs to src/rpc.)
 
+mod agree;
 mod bench;
 mod eval;
 mod protocol;
@@ -37,6 +38,7 @@ pub fn run(args: &[String]) -> i32 {
         "protocol" => protocol::run(&parsed),
         "eval" => eval::run(&parsed),
         "bench" => bench::run(&parsed, &args[1..]),
+        "agree" => agree::run(&parsed),
         "random-model" => random_model(&parsed),
         other => {
             eprintln!("laya: unknown command {other:?}\n{USAGE}");

@@ -29,14 +29,22 @@ impl Fixture {
         Fixture { dir, weights }
     }
 
-    fn engine(&self) -> Engine {
+    /// With `ghost_words` = 0 no step is ever taken ahead, so counts are exact.
+    fn engine_with(&self, ghost_words: usize) -> Engine {
         let e = Engine::new(EngineOptions {
             model_path: Some(self.weights.clone()),
             threshold: Some(0.0),
+            ghost_words,
             ..EngineOptions::default()
         });
         assert_eq!(e.info().model_error, None);
         e
+    }
+}
+
+impl Fixture {
+    fn engine(&self) -> Engine {
+        self.engine_with(0)
     }
 }
 
@@ -97,6 +105,32 @@ fn each_kind_of_keystroke_costs_what_it_should() {
     // Buffers are separate.
     assert_eq!(ask(&mut e, 2, "the cat").1, 1);
     assert_eq!(ask(&mut e, 1, &format!("{long}the ")).1, 1);
+}
+
+#[test]
+fn the_ghost_continuation_steps_ahead_for_the_next_word() {
+    let f = Fixture::new("ahead");
+    let mut e = f.engine_with(2);
+    let (cands, _, _) = ask(&mut e, 1, "the cat sat on the mat and th");
+    // The ghost continuation stepped the top word; typing it and a space reuses that step.
+    let top = &cands[0].0;
+    assert_eq!(
+        ask(&mut e, 1, &format!("the cat sat on the mat and {top} ")).1,
+        0
+    );
+    // Another word costs its step as usual.
+    let other = if top == "then" { "the" } else { "then" };
+    ask(&mut e, 1, "the cat sat on the mat and th");
+    assert_eq!(
+        ask(&mut e, 1, &format!("the cat sat on the mat and {other} ")).1,
+        1
+    );
+    // And the states agree with an engine that never steps ahead.
+    let mut plain = f.engine();
+    let text = format!("the cat sat on the mat and {top} the");
+    let mut fresh = f.engine_with(2);
+    assert_eq!(ask(&mut e, 1, &text).0, ask(&mut fresh, 1, &text).0);
+    let _ = ask(&mut plain, 1, &text);
 }
 
 #[test]

@@ -41,6 +41,13 @@ fn line_hash(line: &str) -> u64 {
     fnv(line.trim_end_matches('\r'))
 }
 
+/// A model step taken ahead of time: `state` = step(state at `version`, `token`).
+pub struct Ahead {
+    pub version: u64,
+    pub token: u32,
+    pub state: Vec<f32>,
+}
+
 /// What `sync` did, for statistics and benchmarks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncCost {
@@ -56,6 +63,9 @@ pub struct BufferContext {
     /// Per cached token: how to take back its word from `words` if the text
     /// is deleted (None: not a word, or learnt before the cache was re-read).
     undo: Vec<Option<Undo>>,
+    /// The state after one more token, computed ahead by the engine (ghost
+    /// continuation); used if that token is the next one typed.
+    pub ahead: Option<Ahead>,
     /// Hashes of lines whose words were learnt, so re-reading text after a
     /// jump does not count it twice.
     seen_lines: HashSet<u64>,
@@ -78,6 +88,7 @@ impl BufferContext {
             hashes: Vec::new(),
             undo: Vec::new(),
             seen_lines: HashSet::new(),
+            ahead: None,
             states: Vec::new(),
             start_state: Vec::new(),
             words: WordCache::new(),
@@ -132,8 +143,13 @@ impl BufferContext {
         let toks: Vec<Token> = tokenize(context).collect();
         let new: Vec<u64> = toks.iter().map(token_hash).collect();
         let mut cost = SyncCost::default();
+        // A step computed ahead (ghost continuation) from the current end state.
+        let mut ahead = self.ahead.take().filter(|a| a.version == self.version);
         let from = match align(&self.hashes, &new) {
             Some((m, j)) if new.len() - m <= REREAD => {
+                if j != self.hashes.len() {
+                    ahead = None;
+                }
                 self.truncate(j, hidden);
                 m
             }
@@ -162,6 +178,9 @@ impl BufferContext {
             self.hashes.push(new[i]);
             if let Some((backend, vocab)) = model.as_mut() {
                 let n = self.hashes.len();
+                if i != from {
+                    ahead = None; // only the first new token can use it
+                }
                 let (prev, next) = if n == 1 {
                     self.states.resize(hidden, 0.0);
                     (self.start_state.as_slice(), &mut self.states[..])
@@ -170,7 +189,15 @@ impl BufferContext {
                     let (a, b) = self.states.split_at_mut((n - 1) * hidden);
                     (&a[(n - 2) * hidden..], b)
                 };
-                if let Err(e) = backend.step(prev, vocab.id(t), next) {
+                let id = vocab.id(t);
+                if let Some(a) = ahead
+                    .take()
+                    .filter(|a| a.token == id && a.state.len() == hidden)
+                {
+                    next.copy_from_slice(&a.state);
+                    continue;
+                }
+                if let Err(e) = backend.step(prev, id, next) {
                     self.forget_tokens();
                     self.last_context.clear();
                     return Err(e);

@@ -7,7 +7,7 @@ use super::words::WordCache;
 use super::{Candidate, Source};
 
 /// Vocabulary words considered (the most frequent; rare words make poor fixes).
-const VOCAB_WORDS: usize = 5000;
+const VOCAB_WORDS: usize = 4000;
 const ROWS: [&str; 3] = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
 const ROW_SHIFT: [f32; 3] = [0.0, 0.25, 0.75];
 
@@ -31,13 +31,18 @@ pub fn neighbours(a: u8, b: u8) -> bool {
     }
 }
 
-fn substitution(a: u8, b: u8) -> f32 {
+/// Longest typed prefix considered for corrections (longer ones are left alone).
+const MAX_TYPED: usize = 32;
+
+/// Edit costs in half units: a slip to a neighbouring key costs 1, any other
+/// substitution, insertion, deletion or transposition 2.
+fn substitution(a: u8, b: u8) -> u8 {
     if a.eq_ignore_ascii_case(&b) {
-        0.0
+        0
     } else if neighbours(a, b) {
-        0.5
+        1
     } else {
-        1.0
+        2
     }
 }
 
@@ -46,19 +51,26 @@ fn substitution(a: u8, b: u8) -> f32 {
 /// gives up (None) once it must exceed `max`.
 pub fn prefix_distance(typed: &[u8], word: &[u8], max: f32) -> Option<f32> {
     let n = typed.len();
-    // rows[i][j]: distance between typed[..i] and word[..j]; three rolling rows over j.
-    let mut prev2 = vec![0.0f32; n + 1];
-    let mut prev: Vec<f32> = (0..=n).map(|i| i as f32).collect();
-    let mut cur = vec![0.0f32; n + 1];
+    if n > MAX_TYPED {
+        return None;
+    }
+    let max = (max * 2.0) as u8;
+    // Rolling rows over the word's letters: distance between typed[..i] and word[..j].
+    let mut prev2 = [0u8; MAX_TYPED + 1];
+    let mut prev = [0u8; MAX_TYPED + 1];
+    let mut cur = [0u8; MAX_TYPED + 1];
+    for (i, p) in prev.iter_mut().enumerate().take(n + 1) {
+        *p = (2 * i).min(255) as u8;
+    }
     let mut best = prev[n];
     for j in 1..=word.len() {
-        cur[0] = j as f32;
+        cur[0] = (2 * j).min(255) as u8;
         let mut row_min = cur[0];
         for i in 1..=n {
-            let mut d = (prev[i] + 1.0).min(cur[i - 1] + 1.0);
-            d = d.min(prev[i - 1] + substitution(typed[i - 1], word[j - 1]));
+            let mut d = prev[i].saturating_add(2).min(cur[i - 1].saturating_add(2));
+            d = d.min(prev[i - 1].saturating_add(substitution(typed[i - 1], word[j - 1])));
             if i > 1 && j > 1 && typed[i - 1] == word[j - 2] && typed[i - 2] == word[j - 1] {
-                d = d.min(prev2[i - 2] + 1.0);
+                d = d.min(prev2[i - 2].saturating_add(2));
             }
             cur[i] = d;
             row_min = row_min.min(d);
@@ -67,60 +79,117 @@ pub fn prefix_distance(typed: &[u8], word: &[u8], max: f32) -> Option<f32> {
         if row_min > max {
             break;
         }
-        std::mem::swap(&mut prev2, &mut prev);
-        std::mem::swap(&mut prev, &mut cur);
+        prev2 = prev;
+        prev = cur;
     }
-    (best <= max).then_some(best)
+    (best <= max).then_some(best as f32 / 2.0)
+}
+
+/// Every known word within the allowed distance of a typed prefix, with its
+/// prior. Kept between keystrokes: the words within reach of `prefix + c` are
+/// among those within reach of `prefix` (the distance can only grow as the
+/// prefix grows), so typing on narrows this list instead of searching again.
+pub struct Fixes {
+    prefix: String,
+    max: f32,
+    /// (word, prior, distance)
+    found: Vec<(String, f32, f32)>,
+}
+
+fn max_distance(prefix: &str) -> f32 {
+    if prefix.len() >= 6 {
+        2.0
+    } else {
+        1.0
+    }
+}
+
+impl Fixes {
+    /// Searches the most frequent vocabulary words and the buffer's words.
+    pub fn search(prefix: &str, vocab: &Vocab, buffer: &WordCache) -> Fixes {
+        let typed = prefix.as_bytes();
+        let max = max_distance(prefix);
+        let first = typed[0];
+        let plausible = |w: &str| {
+            let b = w.as_bytes();
+            b.len() + 1 >= typed.len()
+                && (b[0].eq_ignore_ascii_case(&first)
+                    || neighbours(b[0], first)
+                    || b.get(1).is_some_and(|c| c.eq_ignore_ascii_case(&first)))
+        };
+        let mut found: Vec<(String, f32, f32)> = Vec::new();
+        let mut consider = |word: &str, prior: f32| {
+            if !plausible(word) || found.iter().any(|f| f.0 == word) {
+                return;
+            }
+            if let Some(d) = prefix_distance(typed, word.as_bytes(), max) {
+                found.push((word.to_string(), prior, d));
+            }
+        };
+        for (rank, id) in vocab.words_by_rank().take(VOCAB_WORDS).enumerate() {
+            consider(vocab.text(id), 1.0 / (rank as f32 + 10.0));
+        }
+        for word in buffer.words() {
+            consider(word, buffer.prob(word));
+        }
+        Fixes {
+            prefix: prefix.to_string(),
+            max,
+            found,
+        }
+    }
+
+    /// The fixes for `prefix` if it extends this one (same distance bound).
+    pub fn narrow(&self, prefix: &str) -> Option<Fixes> {
+        if !prefix.starts_with(&self.prefix) || max_distance(prefix) != self.max {
+            return None;
+        }
+        let typed = prefix.as_bytes();
+        let found = self
+            .found
+            .iter()
+            .filter_map(|(w, prior, _)| {
+                prefix_distance(typed, w.as_bytes(), self.max).map(|d| (w.clone(), *prior, d))
+            })
+            .collect();
+        Some(Fixes {
+            prefix: prefix.to_string(),
+            max: self.max,
+            found,
+        })
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Up to `k` corrections (whole replacement words), best first.
+    pub fn candidates(&self, k: usize) -> Vec<Candidate> {
+        let mut best: Vec<(&str, f32)> = self
+            .found
+            .iter()
+            .filter(|f| f.2 > 0.0)
+            .map(|(w, prior, d)| (w.as_str(), prior * 0.05f32.powf(*d)))
+            .collect();
+        best.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        best.truncate(k);
+        let total: f32 = best.iter().map(|f| f.1).sum();
+        let replace = self.prefix.chars().count();
+        best.into_iter()
+            .map(|(word, s)| Candidate {
+                insert: word.to_string(),
+                word: word.to_string(),
+                replace,
+                source: Source::Correction,
+                score: (s / total.max(1e-9)) * 0.5,
+            })
+            .collect()
+    }
 }
 
 /// Up to `k` corrections of `prefix` (whole replacement words), best first.
 pub fn suggest(prefix: &str, vocab: &Vocab, buffer: &WordCache, k: usize) -> Vec<Candidate> {
-    let typed = prefix.as_bytes();
-    let max = if typed.len() >= 6 { 2.0 } else { 1.0 };
-    let first = typed[0];
-    let plausible = |w: &str| {
-        let b = w.as_bytes();
-        b.len() + 1 >= typed.len()
-            && (b[0].eq_ignore_ascii_case(&first)
-                || neighbours(b[0], first)
-                || b.get(1).is_some_and(|c| c.eq_ignore_ascii_case(&first)))
-    };
-    let mut found: Vec<(String, f32)> = Vec::new();
-    let mut consider = |word: &str, prior: f32| {
-        if !plausible(word) {
-            return;
-        }
-        if let Some(d) = prefix_distance(typed, word.as_bytes(), max) {
-            if d > 0.0 {
-                let score = prior * 0.05f32.powf(d);
-                match found.iter_mut().find(|f| f.0 == word) {
-                    Some(f) => f.1 = f.1.max(score),
-                    None => found.push((word.to_string(), score)),
-                }
-            }
-        }
-    };
-    for (rank, id) in vocab.words_by_rank().take(VOCAB_WORDS).enumerate() {
-        consider(vocab.text(id), 1.0 / (rank as f32 + 10.0));
-    }
-    for word in buffer.words() {
-        if plausible(word) {
-            consider(word, buffer.prob(word));
-        }
-    }
-    found.sort_by(|a, b| b.1.total_cmp(&a.1));
-    found.truncate(k);
-    let total: f32 = found.iter().map(|f| f.1).sum();
-    found
-        .into_iter()
-        .map(|(word, s)| Candidate {
-            insert: word.clone(),
-            word,
-            replace: prefix.chars().count(),
-            source: Source::Correction,
-            score: (s / total.max(1e-9)) * 0.5,
-        })
-        .collect()
+    Fixes::search(prefix, vocab, buffer).candidates(k)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! one ranking, the ghost text and its confidence gate.
 
 use super::case::{adapted_rest, case_agreement};
-use super::context::{BufferContext, SyncCost};
+use super::context::{Ahead, BufferContext, SyncCost};
 use super::corrections;
 use super::tokenizer::split_prefix;
 use super::vocab::{Vocab, UNK};
@@ -98,6 +98,8 @@ struct Continuation {
 
 struct BufferEntry {
     ctx: BufferContext,
+    /// The last correction search, narrowed as the unknown word is typed on.
+    fixes: Option<corrections::Fixes>,
     dist: Option<Dist>,
     continuation: Option<Continuation>,
 }
@@ -244,6 +246,7 @@ impl Engine {
             .remove(&req.buffer)
             .unwrap_or_else(|| BufferEntry {
                 ctx: BufferContext::new(),
+                fixes: None,
                 dist: None,
                 continuation: None,
             });
@@ -333,13 +336,19 @@ impl Engine {
                 || entry.ctx.words.prob(w) > 0.0
                 || self.user_words.prob(w) > 0.0
         };
-        if prefix.len() >= 3
+        if looks_like_a_word(prefix)
+            && prefix.len() >= 3
             && (candidates.is_empty() || mass < 1e-6)
             && !known(prefix)
             && !known(&prefix.to_ascii_lowercase())
         {
             if let Some(vocab) = &self.vocab {
-                let fixes = corrections::suggest(prefix, vocab, &entry.ctx.words, k);
+                let narrowed = entry.fixes.as_ref().and_then(|f| f.narrow(prefix));
+                let fixes = narrowed
+                    .unwrap_or_else(|| corrections::Fixes::search(prefix, vocab, &entry.ctx.words));
+                let fixes_list = fixes.candidates(k);
+                entry.fixes = Some(fixes);
+                let fixes = fixes_list;
                 for c in fixes {
                     if candidates.len() < k && !candidates.iter().any(|x| x.word == c.word) {
                         candidates.push(c);
@@ -379,7 +388,7 @@ impl Engine {
             (None, Some(_)) => LAMBDA_WORDS,
             (None, None) => 0.0,
         };
-        let zipf_norm = vocab.map_or(1.0, |v| 1.0 / harmonic(v.word_count()));
+        let zipf_norm = vocab.map_or(1.0, |v| v.zipf_norm());
         let p_vocab = |id: u32| -> f32 {
             match (dist, vocab) {
                 (Some(d), _) => d.probs[id as usize],
@@ -577,6 +586,15 @@ impl Engine {
                 break;
             }
             std::mem::swap(&mut h, &mut self.scratch_state);
+            if text.is_empty() {
+                // The state after the word itself: the next keystroke that
+                // completes the word will not need this step again.
+                entry.ctx.ahead = Some(Ahead {
+                    version: entry.ctx.version,
+                    token: id,
+                    state: h.clone(),
+                });
+            }
             // Cheap test first: the most frequent tokens alone bound the best
             // one's probability from above (their normaliser is smaller); most
             // places are not confident and stop here at an eighth of the cost.
@@ -609,6 +627,13 @@ impl Engine {
     }
 }
 
+/// A prefix a spelling correction can help with: letters only, capitalised
+/// at most on the first letter (not `CMP011`, `DJANGO_`, `uWSGI`: identifiers).
+fn looks_like_a_word(prefix: &str) -> bool {
+    let b = prefix.as_bytes();
+    b.iter().all(u8::is_ascii_alphabetic) && !b.iter().skip(1).any(u8::is_ascii_uppercase)
+}
+
 /// Keeps the `n` best (id, score) pairs, best first.
 fn push_top(top: &mut Vec<(u32, f32)>, item: (u32, f32), n: usize) {
     if top.len() == n && top.last().is_some_and(|l| l.1 >= item.1) {
@@ -635,9 +660,4 @@ fn argmax(v: &[f32]) -> (u32, f32) {
         }
     }
     best
-}
-
-/// H(n) = 1 + 1/2 + ... + 1/n: the Zipf normaliser of the word list.
-fn harmonic(n: usize) -> f32 {
-    (1..=n.max(1)).map(|r| 1.0 / r as f64).sum::<f64>() as f32
 }

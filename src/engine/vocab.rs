@@ -24,6 +24,8 @@ pub struct Vocab {
     /// Word-token ids by descending frequency.
     by_rank: Vec<u32>,
     word_count: usize,
+    /// 1 / H(word_count): the Zipf word-list probability of rank r is zipf_norm / (r + 1).
+    zipf_norm: f32,
     /// SHA-256 (hex) of the file's bytes.
     pub sha256: String,
 }
@@ -94,6 +96,7 @@ impl Vocab {
             rank_of,
             by_rank,
             word_count,
+            zipf_norm: 1.0 / (1..=word_count.max(1)).map(|r| 1.0 / r as f64).sum::<f64>() as f32,
             sha256: String::new(),
         })
     }
@@ -104,6 +107,11 @@ impl Vocab {
 
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
+    }
+
+    /// Normaliser of the Zipf word-list probabilities (see `zipf_norm` field).
+    pub fn zipf_norm(&self) -> f32 {
+        self.zipf_norm
     }
 
     pub fn word_count(&self) -> usize {

@@ -12,8 +12,9 @@ const MAX_WORDS: usize = 20_000;
 #[derive(Debug, Clone, Copy)]
 struct Stat {
     count: u32,
-    /// Exponentially decayed count as of `last`.
-    decayed: f64,
+    /// Σ over occurrences of exp((t - base) / τ): the recency weight up to
+    /// one factor shared by every word (so ranking needs no exp per word).
+    weight: f64,
     last: u64,
 }
 
@@ -24,7 +25,8 @@ pub struct Undo {
     prev: Option<Stat>,
     clock: u64,
     total: u64,
-    total_decayed: f64,
+    total_weight: f64,
+    base: u64,
 }
 
 /// Frequency + recency statistics of words.
@@ -35,7 +37,10 @@ pub struct WordCache {
     index: BTreeMap<Box<str>, ()>,
     clock: u64,
     total: u64,
-    total_decayed: f64,
+    /// Σ of every word's `weight`.
+    total_weight: f64,
+    /// Time origin of the weights (moved forward now and then so they stay finite).
+    base: u64,
 }
 
 fn index_key(word: &str) -> Box<str> {
@@ -45,9 +50,8 @@ fn index_key(word: &str) -> Box<str> {
     k.into_boxed_str()
 }
 
-fn decay(age: u64) -> f64 {
-    (-(age as f64) / TAU_WORDS).exp()
-}
+/// Weights are renormalised when exp((t - base)/τ) would exceed e^RENORM.
+const RENORM: f64 = 300.0;
 
 impl WordCache {
     pub fn new() -> WordCache {
@@ -75,15 +79,20 @@ impl WordCache {
             prev: self.stats.get(word).copied(),
             clock: self.clock,
             total: self.total,
-            total_decayed: self.total_decayed,
+            total_weight: self.total_weight,
+            base: self.base,
         };
         self.clock += 1;
         let now = self.clock;
+        if (now - self.base) as f64 / TAU_WORDS > RENORM {
+            self.renormalise();
+        }
+        let w = ((now - self.base) as f64 / TAU_WORDS).exp();
         self.total += 1;
-        self.total_decayed = self.total_decayed * decay(1) + 1.0;
+        self.total_weight += w;
         match self.stats.get_mut(word) {
             Some(s) => {
-                s.decayed = s.decayed * decay(now - s.last) + 1.0;
+                s.weight += w;
                 s.count += 1;
                 s.last = now;
             }
@@ -95,7 +104,7 @@ impl WordCache {
                     word.into(),
                     Stat {
                         count: 1,
-                        decayed: 1.0,
+                        weight: w,
                         last: now,
                     },
                 );
@@ -107,9 +116,13 @@ impl WordCache {
 
     /// Reverts an `add_undoable`; undos must be applied newest first.
     pub fn undo(&mut self, u: Undo) {
+        if self.base != u.base {
+            // A renormalisation happened since: bring the weights back to the old base.
+            self.rebase_all(u.base);
+        }
         self.clock = u.clock;
         self.total = u.total;
-        self.total_decayed = u.total_decayed;
+        self.total_weight = u.total_weight;
         match u.prev {
             Some(prev) => {
                 if self.stats.insert(u.word.clone(), prev).is_none() {
@@ -150,8 +163,28 @@ impl WordCache {
             return 0.0;
         }
         let freq = s.count as f64 / self.total as f64;
-        let recent = s.decayed * decay(self.clock - s.last) / self.total_decayed.max(1e-9);
+        let recent = s.weight / self.total_weight.max(1e-300);
         (0.5 * freq + 0.5 * recent) as f32
+    }
+
+    /// Moves the weights' time origin to now (multiplies them all by one factor).
+    fn renormalise(&mut self) {
+        let factor = (-((self.clock - self.base) as f64) / TAU_WORDS).exp();
+        for s in self.stats.values_mut() {
+            s.weight *= factor;
+        }
+        self.total_weight *= factor;
+        self.base = self.clock;
+    }
+
+    /// After an undo across a renormalisation: the restored totals are on
+    /// `old_base`; bring everything to that base (exact up to rounding).
+    fn rebase_all(&mut self, old_base: u64) {
+        let factor = ((self.base as f64 - old_base as f64) / TAU_WORDS).exp();
+        for s in self.stats.values_mut() {
+            s.weight *= factor;
+        }
+        self.base = old_base;
     }
 
     /// Words whose lowercase form starts with `lower_prefix`, with P_cache.
