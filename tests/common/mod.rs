@@ -75,6 +75,8 @@ pub struct Options {
     pub minimal_init: bool,
     pub width: i64,
     pub height: i64,
+    /// Attach as a UI (screen tests); without it Neovim draws nothing.
+    pub attach_ui: bool,
 }
 
 impl Default for Options {
@@ -84,6 +86,7 @@ impl Default for Options {
             minimal_init: true,
             width: 160,
             height: 20,
+            attach_ui: true,
         }
     }
 }
@@ -119,11 +122,13 @@ impl Session {
         let (nvim, _io, child) = create::new_child_cmd(&mut cmd, handler)
             .await
             .expect("cannot start nvim");
-        let mut ui = nvim_rs::UiAttachOptions::new();
-        ui.set_linegrid_external(true);
-        nvim.ui_attach(o.width, o.height, &ui)
-            .await
-            .expect("nvim_ui_attach");
+        if o.attach_ui {
+            let mut ui = nvim_rs::UiAttachOptions::new();
+            ui.set_linegrid_external(true);
+            nvim.ui_attach(o.width, o.height, &ui)
+                .await
+                .expect("nvim_ui_attach");
+        }
         Session {
             nvim,
             child,
