@@ -282,8 +282,9 @@ impl Session {
         .await
     }
 
-    /// Waits until the host has answered (or superseded) every request and
-    /// Lua has received every answer; returns the host's counters.
+    /// Waits until the host's engine is ready, every request Lua sent has
+    /// arrived and been answered (or superseded), and Lua has received every
+    /// answer; returns the host's counters.
     pub async fn wait_idle(&self) -> serde_json::Value {
         self.wait_for("an idle host", || async {
             let st = self
@@ -291,9 +292,12 @@ impl Session {
                 .await;
             let c = st["counters"].clone();
             let n = |k: &str| c[k].as_u64().unwrap_or(0);
-            let lua_answers = self.stats().await["answers"].as_u64().unwrap_or(0);
-            (n("predict_answered") + n("predict_superseded") == n("predict_received")
-                && lua_answers == n("predict_answered"))
+            let lua = self.stats().await;
+            let lua_n = |k: &str| lua[k].as_u64().unwrap_or(0);
+            (st["engine"]["ready"] == true
+                && lua_n("sent") == n("predict_received")
+                && n("predict_answered") + n("predict_superseded") == n("predict_received")
+                && lua_n("answers") == n("predict_answered"))
             .then_some(c)
         })
         .await
@@ -313,13 +317,15 @@ impl Session {
 
     /// Sends a signal to the host process (STOP/CONT/KILL).
     pub fn signal(pid: i64, sig: &str) {
-        let ok = std::process::Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(pid.to_string())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(ok, "kill -{sig} {pid} failed");
+        let signo = match sig {
+            "STOP" => libc::SIGSTOP,
+            "CONT" => libc::SIGCONT,
+            "KILL" => libc::SIGKILL,
+            other => panic!("unknown signal {other}"),
+        };
+        // SAFETY: kill(2) with a pid the test got from Neovim's jobpid().
+        let rc = unsafe { libc::kill(pid as libc::pid_t, signo) };
+        assert_eq!(rc, 0, "kill -{sig} {pid} failed");
     }
 
     /// Opens a fresh buffer holding `lines`, and enters insert mode on a new
