@@ -16,6 +16,14 @@ end, {
   end,
 })
 
+vim.api.nvim_create_user_command('LayaBench', function(cmd)
+  require('laya.bench').command(cmd.fargs)
+end, {
+  nargs = '*',
+  complete = 'file',
+  desc = 'Laya: replay typing and measure keystroke → ghost text latency ([path.json] [rate=MS] [keys=N] [text=buffer])',
+})
+
 vim.api.nvim_create_autocmd('InsertEnter', {
   group = vim.api.nvim_create_augroup('laya_lazy', { clear = true }),
   once = true,

@@ -9,7 +9,7 @@ use super::inbox::{Event, Inbox, Job};
 use super::log::{debug, error, warn};
 use super::outbox::Outbox;
 use super::params::{accepted_args, forget_args, PredictParams};
-use super::stats::{now_us, Stats};
+use super::stats::{clock_origin_us, now_us, Stats};
 use crate::engine::EngineInfo;
 use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
 use rmpv::Value;
@@ -107,6 +107,10 @@ impl Host {
             ("pid", Value::from(std::process::id())),
             ("uptime_ms", Value::from(now_us() / 1000)),
             ("now_us", Value::from(now_us())),
+            (
+                "clock_origin_us",
+                clock_origin_us().map(Value::from).unwrap_or(Value::Nil),
+            ),
             ("engine", engine),
             (
                 "counters",

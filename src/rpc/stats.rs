@@ -6,11 +6,52 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-static START: OnceLock<Instant> = OnceLock::new();
+/// The host clock's start, and CLOCK_MONOTONIC (µs) read at the same moment.
+static START: OnceLock<(Instant, Option<u64>)> = OnceLock::new();
+
+fn start() -> &'static (Instant, Option<u64>) {
+    START.get_or_init(|| {
+        let origin = clock_monotonic_us();
+        (Instant::now(), origin)
+    })
+}
 
 /// Monotonic microseconds since the host started (the host-side clock).
 pub fn now_us() -> u64 {
-    START.get_or_init(Instant::now).elapsed().as_micros() as u64
+    start().0.elapsed().as_micros() as u64
+}
+
+/// CLOCK_MONOTONIC (µs) at the host clock's zero, where it can be read:
+/// `clock_origin_us + t` is then on the same clock as Neovim's
+/// `vim.uv.hrtime()`, so :LayaBench can split a keystroke into stages.
+pub fn clock_origin_us() -> Option<u64> {
+    start().1
+}
+
+#[cfg(target_os = "linux")]
+fn clock_monotonic_us() -> Option<u64> {
+    use std::os::raw::{c_int, c_long};
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: c_long,
+        tv_nsec: c_long,
+    }
+    extern "C" {
+        fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+    }
+    const CLOCK_MONOTONIC: c_int = 1;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass it.
+    let rc = unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clock_monotonic_us() -> Option<u64> {
+    None
 }
 
 /// How many recent decision latencies `status` summarises.
@@ -95,6 +136,16 @@ mod tests {
             (l.n, l.p50_us, l.p99_us, l.max_us, l.last_us),
             (100, 51, 99, 100, 100)
         );
+    }
+
+    #[test]
+    fn clock_origin_is_on_the_monotonic_clock() {
+        if let (Some(origin), Some(now)) = (clock_origin_us(), clock_monotonic_us()) {
+            // origin + now_us() and a fresh CLOCK_MONOTONIC read are the same
+            // clock: they differ by the few µs between the reads, not by hours.
+            let ours = origin + now_us();
+            assert!(ours.abs_diff(now) < 1_000_000, "{ours} vs {now}");
+        }
     }
 
     #[test]
