@@ -63,7 +63,7 @@ impl Handler for Host {
     async fn handle_request(
         &self,
         name: String,
-        args: Vec<Value>,
+        _args: Vec<Value>,
         _nvim: Neovim<Writer>,
     ) -> Result<Value, Value> {
         match name.as_str() {
@@ -78,7 +78,6 @@ impl Handler for Host {
             other => {
                 let e = format!("unknown method `{other}`; {METHODS}");
                 self.bad_input(&e);
-                let _ = args;
                 Err(Value::from(e))
             }
         }
@@ -123,6 +122,10 @@ impl Host {
                     (
                         "predict_superseded",
                         Value::from(Stats::get(&s.predict_superseded)),
+                    ),
+                    (
+                        "predict_started",
+                        Value::from(Stats::get(&s.predict_started)),
                     ),
                     (
                         "predict_answered",
