@@ -1,6 +1,8 @@
 //! The engine's command line: predict | protocol | eval | bench | --version.
 //! (`serve`, the Neovim host, is dispatched by main.rs to src/rpc.)
 
+mod bench;
+mod eval;
 mod protocol;
 
 use crate::engine::{Engine, EngineOptions, Request};
@@ -33,6 +35,9 @@ pub fn run(args: &[String]) -> i32 {
         }
         "predict" => predict(&parsed),
         "protocol" => protocol::run(&parsed),
+        "eval" => eval::run(&parsed),
+        "bench" => bench::run(&parsed, &args[1..]),
+        "random-model" => random_model(&parsed),
         other => {
             eprintln!("laya: unknown command {other:?}\n{USAGE}");
             2
@@ -46,6 +51,7 @@ pub(crate) struct Opts {
     pub k: usize,
     pub positional: Vec<String>,
     pub flags: Vec<String>,
+    pub numbers: Vec<(String, usize)>,
 }
 
 impl Opts {
@@ -55,6 +61,7 @@ impl Opts {
             k: 3,
             positional: Vec::new(),
             flags: Vec::new(),
+            numbers: Vec::new(),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -71,15 +78,41 @@ impl Opts {
                             .map_err(|_| format!("--threshold {v}: not a number"))?,
                     )
                 }
+                "--ghost-words" => {
+                    let v = value(a)?;
+                    o.engine.ghost_words = v
+                        .parse()
+                        .map_err(|_| format!("--ghost-words {v}: not a number"))?
+                }
                 "-k" | "--k" => {
                     let v = value(a)?;
                     o.k = v.parse().map_err(|_| format!("-k {v}: not a number"))?
+                }
+                "--window" | "--block-chars" | "--every" | "--offset" | "--keystrokes"
+                | "--embed" | "--hidden" | "--positions" => {
+                    let v = value(a)?;
+                    o.numbers.push((
+                        a.clone(),
+                        v.parse().map_err(|_| format!("{a} {v}: not a number"))?,
+                    ))
                 }
                 s if s.starts_with("--") => o.flags.push(s.to_string()),
                 _ => o.positional.push(a.clone()),
             }
         }
         Ok(o)
+    }
+}
+
+impl Opts {
+    /// A numeric option's value, or its default.
+    pub fn num(&self, name: &str, default: usize) -> Result<usize, String> {
+        Ok(self
+            .numbers
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map_or(default, |x| x.1))
     }
 }
 
@@ -141,4 +174,38 @@ fn predict(o: &Opts) -> i32 {
         );
     }
     0
+}
+
+/// `laya random-model VOCAB OUT.safetensors [--dtype D] [--embed E] [--hidden H]`:
+/// a model file with random weights for an existing vocabulary (development
+/// and benchmarks before a trained model exists; predictions are noise).
+fn random_model(o: &Opts) -> i32 {
+    let (Some(vocab), Some(out)) = (o.positional.first(), o.positional.get(1)) else {
+        eprintln!("usage: laya random-model VOCAB.txt OUT.safetensors [--dtype f32|bf16|int8] [--embed 256] [--hidden 512]");
+        return 2;
+    };
+    let made = (|| -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(vocab)?;
+        let dtype =
+            crate::model::weights::WeightType::parse(o.engine.dtype.as_deref().unwrap_or("f32"))?;
+        let (e, h) = (
+            o.num("--embed", 256).map_err(anyhow::Error::msg)?,
+            o.num("--hidden", 512).map_err(anyhow::Error::msg)?,
+        );
+        crate::model::testgen::write_random_weights(
+            &text,
+            std::path::Path::new(out),
+            e,
+            h,
+            dtype,
+            1,
+        )
+    })();
+    match made {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("laya random-model: {e:#}");
+            1
+        }
+    }
 }

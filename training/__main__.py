@@ -92,15 +92,19 @@ def cmd_train(a):
 
 
 def cmd_export(a):
-    from .export import export
+    from .export import export, from_tensors
     from .model import LayaLM
     from .train import Config
-    with open(os.path.join(OUT, "ckpt", "state.json")) as f:
-        cfg = Config(**json.load(f)["config"])
     vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
-    vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
-    model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim)
-    model.load_weights(os.path.join(OUT, "ckpt", "model.safetensors"))
+    if a.from_shards:  # f32 weights that came back from the GPU machine (see shards.py)
+        from . import shards
+        model = from_tensors(shards.load(a.from_shards))
+    else:
+        with open(os.path.join(OUT, "ckpt", "state.json")) as f:
+            cfg = Config(**json.load(f)["config"])
+        vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
+        model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim)
+        model.load_weights(os.path.join(OUT, "ckpt", "model.safetensors"))
     for dtype, name in (("int8", STEM), ("bf16", f"{STEM}-bf16"), ("f32", f"{STEM}-f32")):
         path = export(model, vocab, os.path.join(OUT, f"{name}.safetensors"), dtype)
         if name != STEM:
@@ -186,6 +190,7 @@ def main(argv=None):
     p.add_argument("--minutes", type=float, help="train: choose the step count to fit this many minutes")
     p.add_argument("--fresh", action="store_true", help="train: ignore an existing checkpoint")
     p.add_argument("--cpu", action="store_true", help="force the MLX CPU device")
+    p.add_argument("--from-shards", help="export: stem of f32 shards (training/shards.py) instead of the checkpoint")
     p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")
     p.add_argument("--models", nargs="*", help="eval: model names in training/out or paths")
     p.add_argument("--tokens", type=int, help="eval: first N tokens of each test stream")

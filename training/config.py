@@ -30,7 +30,7 @@ CONFIGS = {
     "cpu": Config(seq_len=48, batch_size=32, steps=1200, lr=4e-3, warmup=50, eval_every=400,
                   eval_tokens=30_000, ckpt_every=200),
     # the real run on one H200
-    "gpu": Config(seq_len=128, batch_size=256, steps=12000, lr=3e-3, warmup=300, eval_every=2000,
+    "gpu": Config(seq_len=128, batch_size=256, steps=12000, lr=2e-3, warmup=200, min_lr=5e-5, eval_every=2000,
                   eval_tokens=500_000, ckpt_every=2000),
 }
 

@@ -110,11 +110,18 @@ def load(path, vocab_path=None):
         a = arrays[name]
         f32[name] = a.astype(mx.float32) * arrays[name + ".scale"][:, None] if name + ".scale" in arrays \
             else a.astype(mx.float32)
-    model = LayaLM(v, e, h)
-    model.embed.weight, model.gru.Wx, model.gru.Wh = f32["embed"], f32["gru.wx"], f32["gru.wh"]
-    model.gru.b, model.gru.bhn = f32["gru.b"], f32["gru.bhn"]
-    model.proj.weight, model.proj.bias, model.out_b = f32["proj.w"], f32["proj.b"], f32["out.b"]
-    return model, meta
+    return from_tensors(f32), meta
+
+
+def from_tensors(t):
+    """A LayaLM from tensors under the file's names (f32, any array type)."""
+    t = {k: mx.array(v).astype(mx.float32) for k, v in t.items()}
+    v, e = t["embed"].shape
+    model = LayaLM(v, e, t["gru.wh"].shape[1])
+    model.embed.weight, model.gru.Wx, model.gru.Wh = t["embed"], t["gru.wx"], t["gru.wh"]
+    model.gru.b, model.gru.bhn = t["gru.b"], t["gru.bhn"]
+    model.proj.weight, model.proj.bias, model.out_b = t["proj.w"], t["proj.b"], t["out.b"]
+    return model
 
 
 def default_vocab_path(path):

@@ -42,11 +42,12 @@ class LayaTorch(nn.Module):
         return {k: v.detach().float().cpu().numpy() for k, v in t.items()}
 
 
-def lr_at(cfg, step):
-    if step < cfg.warmup:  # as optim.linear_schedule(lr / warmup, lr, warmup)
+def lr_at(cfg, step, progress):
+    """Warm-up over cfg.warmup steps, then cosine decay over `progress` (0..1: the
+    fraction of the time budget used), as train.schedule does over steps."""
+    if step < cfg.warmup:
         return cfg.lr / cfg.warmup + (cfg.lr - cfg.lr / cfg.warmup) * step / cfg.warmup
-    t = min(step - cfg.warmup, cfg.steps - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * t))
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
 @torch.no_grad()
@@ -77,7 +78,7 @@ def evaluate(model, ids, vocab_tokens, tokens, dev, rows=64, window=512):
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--config", default="gpu")
-    p.add_argument("--steps", type=int)
+    p.add_argument("--minutes", type=float, required=True, help="training time budget")
     p.add_argument("--batch-size", type=int)
     p.add_argument("--seq-len", type=int)
     p.add_argument("--lr", type=float)
@@ -85,7 +86,7 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="stem of the f32 shards")
     p.add_argument("--eval-tokens", type=int, default=1_000_000)
     a = p.parse_args(argv)
-    cfg = config(a.config, steps=a.steps, batch_size=a.batch_size, seq_len=a.seq_len, lr=a.lr)
+    cfg = config(a.config, batch_size=a.batch_size, seq_len=a.seq_len, lr=a.lr)
     torch.manual_seed(cfg.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -97,25 +98,30 @@ def main(argv=None):
     train_ids = data.load("train")
     print(f"torch {torch.__version__}: V={v} E={cfg.embed_dim} H={cfg.hidden_dim}, "
           f"{sum(p.numel() for p in model.parameters()):,d} parameters, {len(train_ids):,d} tokens", flush=True)
-    t0, avg = time.time(), None
-    for step in range(cfg.steps):
+    t0, avg, budget, step = time.time(), None, a.minutes * 60, 0
+    while True:
+        progress = (time.time() - t0) / budget
+        if progress >= 1:
+            break
         x, y = data.windows(train_ids, cfg, step)
         x, y = torch.from_numpy(x).long().to(dev, non_blocking=True), torch.from_numpy(y).long().to(dev)
         for g in opt.param_groups:
-            g["lr"] = lr_at(cfg, step)
+            g["lr"] = lr_at(cfg, step, progress)
         logits, _ = model(x)
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
         opt.step()
-        if step % 50 == 0 or step + 1 == cfg.steps:
-            avg = loss.item() if avg is None else 0.9 * avg + 0.1 * loss.item()
-        if (step + 1) % max(1, cfg.steps // 20) == 0:
-            print(f"step {step + 1}/{cfg.steps} loss {avg:.3f} {time.time() - t0:.0f}s", flush=True)
+        step += 1
+        if step % 50 == 0:
+            avg = loss.item() if avg is None else 0.8 * avg + 0.2 * loss.item()
+        if step % 500 == 0:
+            print(f"step {step} loss {avg:.3f} {time.time() - t0:.0f}s", flush=True)
     seconds = time.time() - t0
     model.eval()
-    results = {"framework": f"torch {torch.__version__}", "train_seconds": round(seconds, 1), "config": vars(cfg)}
+    results = {"framework": f"torch {torch.__version__}", "train_seconds": round(seconds, 1), "steps": step,
+               "config": vars(cfg)}
     for kind in ("prose", "code"):
         for split in ("valid", "test"):
             results[f"{split}.{kind}"] = evaluate(model, data.load(f"{split}.{kind}"), vocab_tokens,

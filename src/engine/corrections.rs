@@ -103,8 +103,10 @@ pub fn suggest(prefix: &str, vocab: &Vocab, buffer: &WordCache, k: usize) -> Vec
     for (rank, id) in vocab.words_by_rank().take(VOCAB_WORDS).enumerate() {
         consider(vocab.text(id), 1.0 / (rank as f32 + 10.0));
     }
-    for (word, p) in buffer.top(2000) {
-        consider(word, p);
+    for word in buffer.words() {
+        if plausible(word) {
+            consider(word, buffer.prob(word));
+        }
     }
     found.sort_by(|a, b| b.1.total_cmp(&a.1));
     found.truncate(k);

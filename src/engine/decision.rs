@@ -25,6 +25,10 @@ const BUFFER_SHARE: f32 = 0.8;
 pub const DEFAULT_THRESHOLD: f32 = 0.3;
 /// Further ghost words are added while the model gives the next word at least this.
 const CONTINUE_THRESHOLD: f32 = 0.5;
+/// Tokens (the most frequent) scored first when testing whether a ghost
+/// continuation is confident. Frequent tokens are the usual continuations; a
+/// rare one that would be confident on its own is missed (a shorter ghost).
+const FREQUENT_ROWS: usize = 2048;
 /// Buffers whose context is kept (least recently used beyond it are dropped).
 const MAX_BUFFERS: usize = 16;
 
@@ -81,8 +85,6 @@ struct Dist {
     version: u64,
     /// Softmax probabilities by token id.
     probs: Vec<f32>,
-    /// The same in the vocabulary's lowercase-sorted word order (prefix ranges are contiguous).
-    sorted: Vec<f32>,
     /// The most probable word tokens, best first.
     top_words: Vec<(u32, f32)>,
 }
@@ -113,6 +115,7 @@ pub struct Engine {
     last_cost: SyncCost,
     scratch_logits: Vec<f32>,
     scratch_state: Vec<f32>,
+    simd: crate::model::kernels::Simd,
 }
 
 /// One word before merging: its spelling, its model / word-list probability
@@ -180,6 +183,7 @@ impl Engine {
             last_cost: SyncCost::default(),
             scratch_logits: Vec::new(),
             scratch_state: Vec::new(),
+            simd: crate::model::kernels::Simd::detect(),
         };
         engine.warm_up();
         engine.info.load_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -306,7 +310,6 @@ impl Engine {
         let mut dist = entry.dist.take().unwrap_or_else(|| Dist {
             version: 0,
             probs: Vec::new(),
-            sorted: Vec::new(),
             top_words: Vec::new(),
         });
         dist.probs.resize(backend.vocab_size(), 0.0);
@@ -314,11 +317,7 @@ impl Engine {
             self.model_failed(e);
             return;
         }
-        softmax_in_place(&mut dist.probs);
-        let ids = vocab.sorted_ids();
-        dist.sorted.clear();
-        dist.sorted
-            .extend(ids.iter().map(|&id| dist.probs[id as usize]));
+        crate::model::kernels::softmax(self.simd, &mut dist.probs);
         dist.top_words.clear();
         top_words(&dist.probs, vocab, 16, &mut dist.top_words);
         dist.version = entry.ctx.version;
@@ -327,7 +326,18 @@ impl Engine {
 
     fn decide(&mut self, entry: &mut BufferEntry, prefix: &str, k: usize) -> Prediction {
         let (mut candidates, mass) = self.rank(entry, prefix, k);
-        if prefix.len() >= 3 && (candidates.is_empty() || mass < 1e-5) {
+        // "Fits nothing well": no known word starts with the prefix (or almost
+        // no probability does) and the prefix is not itself a known word.
+        let known = |w: &str| {
+            self.vocab.as_ref().is_some_and(|v| v.word_id(w).is_some())
+                || entry.ctx.words.prob(w) > 0.0
+                || self.user_words.prob(w) > 0.0
+        };
+        if prefix.len() >= 3
+            && (candidates.is_empty() || mass < 1e-6)
+            && !known(prefix)
+            && !known(&prefix.to_ascii_lowercase())
+        {
             if let Some(vocab) = &self.vocab {
                 let fixes = corrections::suggest(prefix, vocab, &entry.ctx.words, k);
                 for c in fixes {
@@ -370,9 +380,9 @@ impl Engine {
             (None, None) => 0.0,
         };
         let zipf_norm = vocab.map_or(1.0, |v| 1.0 / harmonic(v.word_count()));
-        let p_vocab = |id: u32, pos: Option<usize>| -> f32 {
+        let p_vocab = |id: u32| -> f32 {
             match (dist, vocab) {
-                (Some(d), _) => pos.map_or(d.probs[id as usize], |i| d.sorted[i]),
+                (Some(d), _) => d.probs[id as usize],
                 (None, Some(v)) => v
                     .word_rank(id)
                     .map_or(0.0, |r| zipf_norm / (r as f32 + 1.0)),
@@ -391,7 +401,7 @@ impl Engine {
                     None => from_vocab.extend(
                         v.words_by_rank()
                             .take(pool_size)
-                            .map(|id| (id, p_vocab(id, None))),
+                            .map(|id| (id, p_vocab(id))),
                     ),
                 }
             } else {
@@ -399,7 +409,7 @@ impl Engine {
                 let ids = v.sorted_ids();
                 for i in range {
                     let id = ids[i];
-                    let p = p_vocab(id, Some(i));
+                    let p = p_vocab(id);
                     mass_vocab += p;
                     let word = v.text(id);
                     if word.len() == prefix.len() {
@@ -467,7 +477,7 @@ impl Engine {
         for s in scored.iter_mut() {
             match vocab.and_then(|v| v.word_id(s.word)) {
                 Some(id) => {
-                    s.p_model = p_vocab(id, None);
+                    s.p_model = p_vocab(id);
                     s.from_vocab = true;
                 }
                 None => s.p_model = p_unk * s.p_cache,
@@ -481,7 +491,7 @@ impl Engine {
                         + user_weight * self.user_words.prob(word);
                     scored.push(Scored {
                         word,
-                        p_model: p_vocab(id, None),
+                        p_model: p_vocab(id),
                         p_cache: pc,
                         from_vocab: true,
                     });
@@ -561,15 +571,27 @@ impl Engine {
         self.scratch_state.resize(hidden, 0.0);
         self.scratch_logits.resize(backend.vocab_size(), 0.0);
         let mut text = String::new();
+        let frequent = FREQUENT_ROWS.min(backend.vocab_size());
         for _ in 0..self.opts.ghost_words {
-            let stepped = backend
-                .step(&h, id, &mut self.scratch_state)
-                .and_then(|_| backend.logits(&self.scratch_state, &mut self.scratch_logits));
-            if stepped.is_err() {
+            if backend.step(&h, id, &mut self.scratch_state).is_err() {
                 break;
             }
             std::mem::swap(&mut h, &mut self.scratch_state);
-            softmax_in_place(&mut self.scratch_logits);
+            // Cheap test first: the most frequent tokens alone bound the best
+            // one's probability from above (their normaliser is smaller); most
+            // places are not confident and stop here at an eighth of the cost.
+            let head = &mut self.scratch_logits[..frequent];
+            if backend.logits_rows(&h, 0..frequent, head).is_err() {
+                break;
+            }
+            crate::model::kernels::softmax(self.simd, head);
+            if argmax(head).1 < CONTINUE_THRESHOLD {
+                break;
+            }
+            if backend.logits(&h, &mut self.scratch_logits).is_err() {
+                break;
+            }
+            crate::model::kernels::softmax(self.simd, &mut self.scratch_logits);
             let (best, p) = argmax(&self.scratch_logits);
             if p < CONTINUE_THRESHOLD || !vocab.is_word(best) {
                 break;
@@ -613,19 +635,6 @@ fn argmax(v: &[f32]) -> (u32, f32) {
         }
     }
     best
-}
-
-pub fn softmax_in_place(v: &mut [f32]) {
-    let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
-    for x in v.iter_mut() {
-        *x = (*x - max).exp();
-        sum += *x;
-    }
-    let inv = 1.0 / sum;
-    for x in v.iter_mut() {
-        *x *= inv;
-    }
 }
 
 /// H(n) = 1 + 1/2 + ... + 1/n: the Zipf normaliser of the word list.

@@ -121,7 +121,9 @@ fn vector(w: &Weights, name: &str) -> Vec<f32> {
 }
 
 pub struct CpuBackend {
-    weights: Weights,
+    /// The mapped file while any matrix is read from it; dropped (unmapped)
+    /// when everything was converted, so its pages leave the resident set.
+    weights: Option<Weights>,
     dtype: WeightType,
     simd: Simd,
     embed: Matrix,
@@ -161,8 +163,9 @@ impl CpuBackend {
             q16: Vec::with_capacity(h.max(e)),
             simd: Simd::detect(),
             dtype,
-            weights,
+            weights: Some(weights),
         }
+        .unmap_if_unused()
     }
 }
 
@@ -175,6 +178,27 @@ fn apply(simd: Simd, m: &Matrix, map: &[u8], x: &[f32], q16: &mut Vec<i16>, out:
         MatrixData::Int8(b, scale) => {
             let xs = quantize_i16(x, q16);
             matvec_i8(simd, view(b, map), scale, q16, xs, out)
+        }
+    }
+}
+
+/// `out = m[rows] · x`: the same as `apply` for a band of rows.
+fn apply_rows(
+    simd: Simd,
+    m: &Matrix,
+    map: &[u8],
+    rows: Range<usize>,
+    x: &[f32],
+    q16: &mut Vec<i16>,
+    out: &mut [f32],
+) {
+    let span = rows.start * m.cols..rows.end * m.cols;
+    match &m.data {
+        MatrixData::F32(b) => matvec_f32(simd, &view(b, map)[span], x, out),
+        MatrixData::Bf16(b) => matvec_bf16(simd, &view(b, map)[span], x, out),
+        MatrixData::Int8(b, scale) => {
+            let xs = quantize_i16(x, q16);
+            matvec_i8(simd, &view(b, map)[span], &scale[rows], q16, xs, out)
         }
     }
 }
@@ -200,6 +224,31 @@ fn row(m: &Matrix, map: &[u8], r: usize, out: &mut [f32]) {
 
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
+}
+
+impl CpuBackend {
+    fn unmap_if_unused(mut self) -> CpuBackend {
+        let mapped = |m: &Matrix| {
+            matches!(
+                m.data,
+                MatrixData::F32(Buf::Mapped(_))
+                    | MatrixData::Bf16(Buf::Mapped(_))
+                    | MatrixData::Int8(Buf::Mapped(_), _)
+            )
+        };
+        if ![&self.embed, &self.wx, &self.wh, &self.proj]
+            .into_iter()
+            .any(mapped)
+        {
+            self.weights = None;
+        }
+        self
+    }
+
+    /// True when the weights are read in place from the mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.weights.is_some()
+    }
 }
 
 impl Backend for CpuBackend {
@@ -242,7 +291,7 @@ impl Backend for CpuBackend {
                 self.embed.rows
             );
         }
-        let map = self.weights.all_bytes();
+        let map = self.weights.as_ref().map_or(&[][..], Weights::all_bytes);
         row(&self.embed, map, token as usize, &mut self.x);
         apply(
             self.simd,
@@ -264,20 +313,34 @@ impl Backend for CpuBackend {
     }
 
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()> {
-        if h.len() != self.hidden_dim() || logits.len() != self.vocab_size() {
+        let v = self.vocab_size();
+        self.logits_rows(h, 0..v, logits)
+    }
+
+    fn logits_rows(&mut self, h: &[f32], rows: Range<usize>, out: &mut [f32]) -> Result<()> {
+        if h.len() != self.hidden_dim() || rows.end > self.vocab_size() || rows.len() != out.len() {
             bail!(
-                "cpu backend: logits buffer has length {}, expected {}",
-                logits.len(),
-                self.vocab_size()
+                "cpu backend: logits for rows {rows:?} into {} values (vocabulary {}, state {})",
+                out.len(),
+                self.vocab_size(),
+                h.len()
             );
         }
-        let map = self.weights.all_bytes();
+        let map = self.weights.as_ref().map_or(&[][..], Weights::all_bytes);
         apply(self.simd, &self.proj, map, h, &mut self.q16, &mut self.y);
         for (y, b) in self.y.iter_mut().zip(&self.proj_b) {
             *y += b;
         }
-        apply(self.simd, &self.embed, map, &self.y, &mut self.q16, logits);
-        for (l, b) in logits.iter_mut().zip(&self.out_b) {
+        apply_rows(
+            self.simd,
+            &self.embed,
+            map,
+            rows.clone(),
+            &self.y,
+            &mut self.q16,
+            out,
+        );
+        for (l, b) in out.iter_mut().zip(&self.out_b[rows]) {
             *l += b;
         }
         Ok(())

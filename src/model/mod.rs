@@ -21,6 +21,28 @@ pub trait Backend: Send {
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()>;
     /// Full-vocabulary logits for state `h` into `logits` (len vocab_size).
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()>;
+    /// Logits of the tokens `rows` only (ids in that range) into `out`
+    /// (len rows.len()). Added after the first version of this trait; the
+    /// default computes all logits and copies the range.
+    fn logits_rows(
+        &mut self,
+        h: &[f32],
+        rows: std::ops::Range<usize>,
+        out: &mut [f32],
+    ) -> Result<()> {
+        let mut all = vec![0.0; self.vocab_size()];
+        self.logits(h, &mut all)?;
+        match all.get(rows.clone()) {
+            Some(part) if part.len() == out.len() => {
+                out.copy_from_slice(part);
+                Ok(())
+            }
+            _ => bail!(
+                "logits_rows: rows {rows:?} / output length {} do not fit the vocabulary",
+                out.len()
+            ),
+        }
+    }
     /// The weight dtype it computes with ("f32", "bf16", "int8"). Added after
     /// the first version of this trait, with a default so existing backends build.
     fn dtype(&self) -> &'static str {

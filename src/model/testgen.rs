@@ -168,11 +168,25 @@ pub fn write_random_model(
         vocab.push_str(t);
         vocab.push('\n');
     }
-    let v = 3 + tokens.len();
-    let vocab_path = dir.join(format!("{stem}.vocab.txt"));
-    std::fs::write(&vocab_path, &vocab)
-        .with_context(|| format!("writing {}", vocab_path.display()))?;
     let weights = dir.join(format!("{stem}.safetensors"));
+    write_random_weights(&vocab, &weights, embed_dim, hidden_dim, dtype, seed)?;
+    Ok(weights)
+}
+
+/// Writes random weights for an existing vocabulary text to `weights`, and
+/// the vocabulary beside it (`<stem>.vocab.txt`).
+pub fn write_random_weights(
+    vocab: &str,
+    weights: &Path,
+    embed_dim: usize,
+    hidden_dim: usize,
+    dtype: WeightType,
+    seed: u64,
+) -> Result<()> {
+    let v = vocab.lines().count();
+    let vocab_path = super::vocab_path_for(weights);
+    std::fs::write(&vocab_path, vocab)
+        .with_context(|| format!("writing {}", vocab_path.display()))?;
     let tensors = encode(&random_f32_tensors(v, embed_dim, hidden_dim, seed), dtype);
     let meta = metadata(
         v,
@@ -181,6 +195,5 @@ pub fn write_random_model(
         dtype,
         &sha256_hex(vocab.as_bytes()),
     );
-    write_safetensors(&weights, &tensors, meta)?;
-    Ok(weights)
+    write_safetensors(weights, &tensors, meta)
 }

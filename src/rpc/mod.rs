@@ -1,9 +1,115 @@
 //! The msgpack-RPC host that Neovim starts as a job (`laya serve`).
-//! Knows nothing of tensors: it hands requests to the engine.
+//!
+//! Knows nothing of tensors: `handler` decodes and enqueues (`inbox`), the
+//! decision thread (`decide`) asks the engine and answers through `outbox`
+//! (stdout, the only RPC channel). Logs go to stderr (`log`).
+
+pub mod args;
+pub mod decide;
+pub mod handler;
+pub mod inbox;
+pub mod log;
+pub mod outbox;
+pub mod params;
+pub mod stats;
+
+use crate::engine::EngineOptions;
+use args::ServeArgs;
+use log::{error, info};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// Runs the host on stdin/stdout until Neovim closes the channel; returns the exit code.
 pub fn serve(args: &[String]) -> i32 {
-    let _ = args;
-    eprintln!("laya serve: not built yet");
-    2
+    let args = match ServeArgs::parse(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("laya serve: {e}");
+            return 2;
+        }
+    };
+    if args.version {
+        // Not in RPC mode: a plain `laya serve --version` for :checkhealth.
+        println!("laya {}", env!("CARGO_PKG_VERSION"));
+        return 0;
+    }
+    log::set_level(args.log_level);
+    stats::now_us(); // starts the host clock
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            error!("cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(run(args))
+}
+
+fn test_delay() -> Option<Duration> {
+    let ms: u64 = std::env::var("LAYA_TEST_DELAY_MS").ok()?.parse().ok()?;
+    Some(Duration::from_millis(ms))
+}
+
+async fn run(args: ServeArgs) -> i32 {
+    let outbox = match outbox::Outbox::stdout() {
+        Ok(o) => o,
+        Err(e) => {
+            error!("cannot open stdout: {e}");
+            return 1;
+        }
+    };
+    let inbox = Arc::new(inbox::Inbox::default());
+    let stats = Arc::new(stats::Stats::default());
+    let info = Arc::new(Mutex::new(None));
+    let delay = test_delay();
+    if let Some(d) = delay {
+        info!("test delay: {} ms before each decision", d.as_millis());
+    }
+    let decider = decide::Decider {
+        options: EngineOptions {
+            model_path: args.model.clone(),
+            backend: args.backend.clone(),
+            ..EngineOptions::default()
+        },
+        inbox: inbox.clone(),
+        outbox: outbox.clone(),
+        stats: stats.clone(),
+        info: info.clone(),
+        test_delay: delay,
+    };
+    if let Err(e) = decider.spawn() {
+        error!("cannot start the decision thread: {e}");
+        return 1;
+    }
+    let host = handler::Host {
+        inbox: inbox.clone(),
+        stats,
+        info,
+        backend_asked: args.backend.clone(),
+    };
+    info!(
+        "laya {} serving (pid {})",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    );
+    let (_nvim, io) =
+        nvim_rs::Neovim::new(tokio::io::stdin().compat(), outbox.compat_write(), host);
+    let code = match io.await {
+        Ok(()) => 0,
+        Err(e) if e.is_channel_closed() => {
+            // Neovim closed the channel (exit or jobstop): a normal end.
+            info!("channel closed, exiting");
+            0
+        }
+        Err(e) => {
+            error!("RPC channel failed: {e}");
+            1
+        }
+    };
+    inbox.close();
+    code
 }

@@ -163,7 +163,7 @@ def man(path):
     src = read_text(path)
     if src.lstrip().startswith(".so "):
         return ""  # alias of another page
-    r = subprocess.run(["groff", "-man", "-Tutf8", "-P-cbou", "-rLL=80n", "-Wall"],
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-P-cbou", "-rLL=80n", "-rHY=0", "-dAD=l", "-Wall"],
                        input=src.encode("utf-8"), capture_output=True, timeout=60)
     text = r.stdout.decode("utf-8", errors="replace")
     text = re.sub(r".\x08", "", text)

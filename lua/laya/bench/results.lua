@@ -1,0 +1,158 @@
+--- laya.bench.results: turns one :LayaBench replay (key times, the answers
+--- shown, pings) into the results table written as JSON: `e2e`, `ping`,
+--- per-stage summaries, the histogram, and what ran (backend, model, machine).
+
+local M = {}
+local stats = require('laya.bench.stats')
+
+--- Stages of one keystroke, in order; each is the time from the previous
+--- mark to this one (µs). Host marks are put on the Lua clock first.
+M.STAGES = {
+  { 'key_to_send', 'key fed → context sent (Neovim + InsertCharPre)' },
+  { 'send_to_host', 'sent → host received' },
+  { 'host_queue', 'host received → decision started' },
+  { 'decision', 'decision (engine.predict)' },
+  { 'host_to_lua', 'decision done → back in Lua' },
+  { 'render', 'back in Lua → ghost text set' },
+}
+
+local function first_line_of_file(path, pattern)
+  local f = io.open(path, 'r')
+  if not f then
+    return nil
+  end
+  for line in f:lines() do
+    local m = line:match(pattern)
+    if m then
+      f:close()
+      return m
+    end
+  end
+  f:close()
+  return nil
+end
+
+--- nproc, CPU model, OS: where the figures were measured.
+function M.machine()
+  local u = vim.uv.os_uname()
+  return {
+    nproc = vim.uv.available_parallelism(),
+    cpu = first_line_of_file('/proc/cpuinfo', '^model name%s*:%s*(.-)%s*$') or u.machine,
+    os = u.sysname .. ' ' .. u.release,
+    hostname = vim.uv.os_gethostname(),
+    -- The machine may be shared: 1/5/15-minute load averages at the end.
+    loadavg = { vim.uv.loadavg() },
+  }
+end
+
+--- Resident memory (kB) of process `pid` (Linux), or nil.
+function M.rss_kb(pid)
+  if not pid then
+    return nil
+  end
+  local kb = first_line_of_file('/proc/' .. pid .. '/status', '^VmRSS:%s*(%d+)')
+  return kb and tonumber(kb) or nil
+end
+
+local function nil_if_nil(v)
+  if v == vim.NIL then
+    return nil
+  end
+  return v
+end
+
+--- The results table. `run`: laya.bench's record; `before`/`after`: the
+--- host's status before and after; `origin_us`: host clock zero on the Lua
+--- clock (µs) or nil; `sync`: how it was found.
+function M.build(run, opts, before, after, host_pid, origin_us, sync)
+  local samples = { e2e = {}, rpc = {}, host_total = {} }
+  for _, s in ipairs(M.STAGES) do
+    samples[s[1]] = {}
+  end
+  local answered, ghosts = 0, 0
+  local measured = 0
+  for k = opts.warmup + 1, run.typed do
+    measured = measured + 1
+    local t = run.shown[k]
+    if t then
+      answered = answered + 1
+      local key_us = run.key_ns[k] / 1000
+      local sent_us = t.sent_ns / 1000
+      local back_us = t.received_ns / 1000
+      local shown_us = t.shown_ns / 1000
+      table.insert(samples.e2e, shown_us - key_us)
+      table.insert(samples.rpc, back_us - sent_us)
+      table.insert(samples.key_to_send, sent_us - key_us)
+      table.insert(samples.render, shown_us - back_us)
+      if t.host_recv_us and t.host_start_us and t.host_done_us then
+        table.insert(samples.host_queue, t.host_start_us - t.host_recv_us)
+        table.insert(samples.decision, t.host_done_us - t.host_start_us)
+        table.insert(samples.host_total, t.host_done_us - t.host_recv_us)
+        if origin_us then
+          table.insert(samples.send_to_host, origin_us + t.host_recv_us - sent_us)
+          table.insert(samples.host_to_lua, back_us - (origin_us + t.host_done_us))
+        end
+      end
+      if t.ghost and t.ghost ~= '' then
+        ghosts = ghosts + 1
+      end
+    end
+  end
+  local ping = {}
+  for i, p in ipairs(run.pings) do
+    ping[i] = p.rtt_ns / 1000
+  end
+
+  local e = nil_if_nil(before.engine) or {}
+  local elapsed_s = ((run.ended_ns or run.started_ns) - run.started_ns) / 1e9
+  local r = {
+    tool = 'LayaBench',
+    laya_version = require('laya').version,
+    host_version = before.version,
+    nvim_version = tostring(vim.version()),
+    date = os.date('!%Y-%m-%dT%H:%M:%SZ'),
+    machine = M.machine(),
+    backend = e.backend,
+    device = e.device,
+    model = e.model or vim.NIL, -- null (not absent) when there is none
+    quantization = e.dtype,
+    vocab_size = e.vocab_size,
+    model_error = e.model_error or vim.NIL,
+    text = opts.text,
+    rate_ms = opts.rate_ms,
+    warmup = opts.warmup,
+    keys_typed = run.typed,
+    keys_measured = measured,
+    answered = answered,
+    missed = measured - answered,
+    with_ghost_text = ghosts,
+    aborted = run.aborted,
+    elapsed_s = elapsed_s,
+    keystrokes_per_s = elapsed_s > 0 and run.typed / elapsed_s or nil,
+    clock_sync = sync,
+    e2e = stats.summary(samples.e2e),
+    ping = stats.summary(ping),
+    rpc_roundtrip = stats.summary(samples.rpc),
+    host_total = stats.summary(samples.host_total),
+    stages = {},
+    stage_order = {},
+    histogram = stats.histogram(samples.e2e),
+    host_status_latency = nil_if_nil(after.latency),
+    host_counters = nil_if_nil(after.counters),
+    rss_kb = { nvim = math.floor(vim.uv.resident_set_memory() / 1024), host = M.rss_kb(host_pid) },
+  }
+  for _, s in ipairs(M.STAGES) do
+    r.stages[s[1]] = stats.summary(samples[s[1]])
+    r.stages[s[1]].what = s[2]
+    table.insert(r.stage_order, s[1])
+  end
+  if r.e2e.n > 0 and r.ping.n > 0 then
+    r.ratio_e2e_to_ping = {
+      p50 = math.floor(r.e2e.p50_us / r.ping.p50_us * 100 + 0.5) / 100,
+      p99 = math.floor(r.e2e.p99_us / r.ping.p99_us * 100 + 0.5) / 100,
+    }
+  end
+  return r
+end
+
+return M

@@ -1,0 +1,88 @@
+--- laya.commands: `:Laya status|enable|disable|toggle|log` (defined in
+--- plugin/laya.lua, implemented here so startup loads nothing).
+
+local M = {}
+
+M.subcommands = { 'status', 'enable', 'disable', 'toggle', 'log' }
+
+--- Lines describing the plugin and the host (also used by :checkhealth).
+function M.status_lines()
+  local laya = require('laya')
+  local host = require('laya.host')
+  local s = host.stats
+  local lines = {
+    string.format('Laya %s: %s', laya.version, laya.is_enabled() and 'enabled' or 'disabled'),
+    string.format(
+      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; host started %d times',
+      s.sent,
+      s.answers,
+      s.shown,
+      s.dropped,
+      s.starts
+    ),
+  }
+  if not host.running() then
+    lines[#lines + 1] = 'Host: not running (it starts on the first InsertEnter)'
+    return lines
+  end
+  local st, err = host.request('status')
+  if not st then
+    lines[#lines + 1] = 'Host: pid ' .. tostring(host.pid) .. ', status request failed: ' .. err
+    return lines
+  end
+  local e, c, l = st.engine or {}, st.counters or {}, st.latency or {}
+  lines[#lines + 1] = string.format('Host: laya %s, pid %d, up %.1f s', st.version, st.pid, st.uptime_ms / 1000)
+  if e.ready then
+    lines[#lines + 1] = string.format('Engine: backend %s (%s), model %s', e.backend, e.device, tostring(e.model))
+    if e.model_error and e.model_error ~= vim.NIL then
+      lines[#lines + 1] = 'Model error: ' .. tostring(e.model_error)
+    end
+  else
+    lines[#lines + 1] = 'Engine: loading (backend ' .. tostring(e.backend) .. ')'
+  end
+  lines[#lines + 1] = string.format(
+    'Requests: %d received, %d superseded, %d answered, %d accepted, %d bad input',
+    c.predict_received or 0,
+    c.predict_superseded or 0,
+    c.predict_answered or 0,
+    c.accepted or 0,
+    c.bad_input or 0
+  )
+  lines[#lines + 1] = string.format(
+    'Host latency (receive → decision done, last %d): p50 %d µs, p99 %d µs, max %d µs',
+    l.n or 0,
+    l.p50_us or 0,
+    l.p99_us or 0,
+    l.max_us or 0
+  )
+  return lines
+end
+
+function M.run(args)
+  local sub = args[1] or 'status'
+  local laya = require('laya')
+  if sub == 'status' then
+    vim.api.nvim_echo({ { table.concat(M.status_lines(), '\n') } }, true, {})
+  elseif sub == 'enable' then
+    laya.enable()
+  elseif sub == 'disable' then
+    laya.disable()
+  elseif sub == 'toggle' then
+    laya.toggle()
+  elseif sub == 'log' then
+    vim.cmd.split(vim.fn.fnameescape(require('laya.log').path))
+  else
+    vim.notify(
+      string.format('Laya: unknown subcommand `%s`; use one of: %s', sub, table.concat(M.subcommands, ', ')),
+      vim.log.levels.ERROR
+    )
+  end
+end
+
+function M.complete(arglead)
+  return vim.tbl_filter(function(s)
+    return vim.startswith(s, arglead)
+  end, M.subcommands)
+end
+
+return M

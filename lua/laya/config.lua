@@ -1,0 +1,160 @@
+--- laya.config: the options of `require('laya').setup()`, their defaults
+--- and their validation. Every other module reads `require('laya.config').options`.
+---
+--- Unknown keys and wrong types are reported with the option's full name,
+--- so a typo in a user's config says exactly what to fix.
+
+local M = {}
+
+--- The root of the plugin (the folder holding lua/, plugin/, target/).
+M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+
+---@class laya.Config
+M.defaults = {
+  -- Master switch (also :Laya enable|disable|toggle).
+  enabled = true,
+  -- Filetypes: `['*']` is the default for any filetype not listed.
+  filetypes = {
+    ['*'] = true,
+    TelescopePrompt = false,
+    snacks_picker_input = false,
+    fzf = false,
+    minifiles = false,
+    ['grug-far'] = false,
+  },
+  -- Buffers with these 'buftype' values never get predictions.
+  disabled_buftypes = { 'prompt', 'terminal', 'quickfix', 'help' },
+  -- Predict in floating windows (pickers, prompts)? Off by default.
+  in_floating_windows = false,
+  -- Keys (insert mode). Set one to false to leave that key alone, or set
+  -- `keymaps = false` for none; the <Plug>(laya-*) mappings always exist.
+  keymaps = {
+    accept = '<Tab>', -- falls back to what <Tab> did before when nothing is shown
+    accept_word = '<M-Right>',
+    dismiss = '<C-]>',
+    next = '<M-]>',
+    prev = '<M-[>',
+    menu = '<M-l>',
+  },
+  ghost = {
+    -- Highlight of the ghost text; `LayaGhost` links to this unless the
+    -- colorscheme or the user defines `LayaGhost` itself.
+    highlight = 'Comment',
+    -- Hide the ghost text while the completion menu is visible.
+    hide_with_pum = true,
+  },
+  menu = {
+    -- Open the completion menu with Laya's candidates after every answer.
+    auto = false,
+    -- Most items in the menu.
+    max_items = 8,
+  },
+  context = {
+    -- Most bytes of text before the cursor sent per keystroke.
+    max_bytes = 4096,
+    -- Most lines above the cursor read per keystroke.
+    max_lines = 64,
+  },
+  host = {
+    -- The `laya` binary; built by `cargo build --release` in the plugin root.
+    path = M.root .. '/target/release/laya',
+    -- Model weights; a missing file leaves only the word sources.
+    model = M.root .. '/models/laya-default.safetensors',
+    -- 'auto' | 'cpu' | 'mlx'
+    backend = 'auto',
+    -- Host restarts after a crash before giving up with one message.
+    max_restarts = 5,
+  },
+  -- 'error' | 'warn' | 'info' | 'debug': the log file is `:Laya log`.
+  log_level = 'warn',
+}
+
+M.options = vim.deepcopy(M.defaults)
+
+local LEVELS = { error = true, warn = true, info = true, debug = true }
+local BACKENDS = { auto = true, cpu = true, mlx = true }
+
+local function check(ok, name, expected, value)
+  if not ok then
+    error(string.format('laya.setup: option `%s`: expected %s, got %s', name, expected, vim.inspect(value)), 0)
+  end
+end
+
+local function key_or_false(v)
+  return v == false or (type(v) == 'string' and v ~= '')
+end
+
+--- Checks the merged options; raises an error that names the option.
+function M.validate(o)
+  local function unknown(tbl, defaults, prefix)
+    for k in pairs(tbl) do
+      if defaults[k] == nil and prefix ~= 'filetypes.' then
+        error(string.format('laya.setup: unknown option `%s%s`', prefix, tostring(k)), 0)
+      end
+    end
+  end
+  unknown(o, M.defaults, '')
+  check(type(o.enabled) == 'boolean', 'enabled', 'a boolean', o.enabled)
+  check(type(o.filetypes) == 'table', 'filetypes', 'a table of filetype = boolean', o.filetypes)
+  for ft, on in pairs(o.filetypes) do
+    check(type(on) == 'boolean', 'filetypes.' .. tostring(ft), 'a boolean', on)
+  end
+  check(vim.islist(o.disabled_buftypes), 'disabled_buftypes', 'a list of buftype names', o.disabled_buftypes)
+  check(type(o.in_floating_windows) == 'boolean', 'in_floating_windows', 'a boolean', o.in_floating_windows)
+  check(o.keymaps == false or type(o.keymaps) == 'table', 'keymaps', 'a table or false', o.keymaps)
+  if type(o.keymaps) == 'table' then
+    unknown(o.keymaps, M.defaults.keymaps, 'keymaps.')
+    for name, lhs in pairs(o.keymaps) do
+      check(key_or_false(lhs), 'keymaps.' .. name, 'a key (string) or false', lhs)
+    end
+  end
+  for _, section in ipairs({ 'ghost', 'menu', 'context', 'host' }) do
+    check(type(o[section]) == 'table', section, 'a table', o[section])
+    unknown(o[section], M.defaults[section], section .. '.')
+  end
+  check(type(o.ghost.highlight) == 'string', 'ghost.highlight', 'a highlight group name', o.ghost.highlight)
+  check(type(o.ghost.hide_with_pum) == 'boolean', 'ghost.hide_with_pum', 'a boolean', o.ghost.hide_with_pum)
+  check(type(o.menu.auto) == 'boolean', 'menu.auto', 'a boolean', o.menu.auto)
+  check(
+    type(o.menu.max_items) == 'number' and o.menu.max_items >= 1,
+    'menu.max_items',
+    'a number >= 1',
+    o.menu.max_items
+  )
+  check(
+    type(o.context.max_bytes) == 'number' and o.context.max_bytes >= 64 and o.context.max_bytes <= 16384,
+    'context.max_bytes',
+    'a number in 64..16384',
+    o.context.max_bytes
+  )
+  check(
+    type(o.context.max_lines) == 'number' and o.context.max_lines >= 0,
+    'context.max_lines',
+    'a number >= 0',
+    o.context.max_lines
+  )
+  check(type(o.host.path) == 'string' and o.host.path ~= '', 'host.path', 'a path to the laya binary', o.host.path)
+  check(o.host.model == false or type(o.host.model) == 'string', 'host.model', 'a path or false', o.host.model)
+  check(BACKENDS[o.host.backend] == true, 'host.backend', "'auto', 'cpu' or 'mlx'", o.host.backend)
+  check(
+    type(o.host.max_restarts) == 'number' and o.host.max_restarts >= 0,
+    'host.max_restarts',
+    'a number >= 0',
+    o.host.max_restarts
+  )
+  check(LEVELS[o.log_level] == true, 'log_level', "'error', 'warn', 'info' or 'debug'", o.log_level)
+end
+
+--- Merges `user` over the defaults, validates, and makes it current.
+function M.set(user)
+  check(user == nil or type(user) == 'table', 'setup(opts)', 'a table or nil', user)
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), user or {})
+  if user and user.keymaps == false then
+    merged.keymaps = false
+  end
+  M.validate(merged)
+  M.options = merged
+  return merged
+end
+
+return M

@@ -1,0 +1,72 @@
+--- laya.health: `:checkhealth laya` — Neovim version, the host binary and
+--- its version, the model file, and (when running) backend and latency.
+
+local M = {}
+
+function M.check()
+  local h = vim.health
+  local laya = require('laya')
+  local o = require('laya.config').options
+  h.start('laya')
+  if vim.fn.has('nvim-0.10') == 1 then
+    h.ok('Neovim ' .. tostring(vim.version()) .. ' (inline ghost text needs 0.10+)')
+  else
+    h.error('Neovim 0.10 or newer is needed (inline virtual text)')
+  end
+
+  if vim.fn.executable(o.host.path) ~= 1 then
+    h.error('host binary not found: ' .. o.host.path, {
+      'Build it: cargo build --release (in ' .. require('laya.config').root .. ')',
+      'or set host.path in setup()',
+    })
+  else
+    local res = vim.system({ o.host.path, 'serve', '--version' }, { text = true }):wait(5000)
+    local version = (res.stdout or ''):match('laya%s+(%S+)')
+    if res.code ~= 0 or not version then
+      h.error(
+        string.format('%s serve --version failed (exit %s): %s', o.host.path, tostring(res.code), res.stderr or '')
+      )
+    elseif version ~= laya.version then
+      h.warn(
+        string.format('host %s is version %s, the plugin is %s', o.host.path, version, laya.version),
+        { 'Rebuild the host: cargo build --release' }
+      )
+    else
+      h.ok(string.format('host %s, version %s (matches the plugin)', o.host.path, version))
+    end
+  end
+
+  if o.host.model and vim.fn.filereadable(o.host.model) == 1 then
+    h.ok('model ' .. o.host.model)
+  elseif o.host.model then
+    h.warn('model file not found: ' .. o.host.model, { 'Only the word sources (buffer words, word list) will predict' })
+  end
+
+  local host = require('laya.host')
+  if not host.running() then
+    h.info('host not running (it starts on the first InsertEnter); ' .. (laya.is_enabled() and 'enabled' or 'disabled'))
+    return
+  end
+  local st, err = host.request('status')
+  if not st then
+    h.error('host pid ' .. tostring(host.pid) .. ' does not answer: ' .. tostring(err))
+    return
+  end
+  local e, l = st.engine or {}, st.latency or {}
+  h.ok(string.format('host running: pid %d, up %.1f s', st.pid, st.uptime_ms / 1000))
+  if e.ready then
+    h.ok(string.format('backend %s (%s), model %s', e.backend, e.device, tostring(e.model)))
+    if e.model_error and e.model_error ~= vim.NIL then
+      h.warn('model not loaded: ' .. tostring(e.model_error))
+    end
+  else
+    h.info('engine still loading')
+  end
+  if (l.n or 0) > 0 then
+    h.ok(string.format('recent latency in the host (n=%d): p50 %d µs, p99 %d µs', l.n, l.p50_us, l.p99_us))
+  else
+    h.info('no predictions yet')
+  end
+end
+
+return M

@@ -1,0 +1,210 @@
+--- laya.host: the `laya serve` job. Starts it (lazily, from the first
+--- InsertEnter), sends it notifications, restarts it with backoff if it dies,
+--- and receives its answers (`on_answer`, called by the host through
+--- nvim_exec_lua as an RPC notification: one message each way per keystroke).
+---
+--- Nothing here blocks typing: `predict` is an rpcnotify; rpcrequest is only
+--- used by commands (:Laya status, :checkhealth), never on the keystroke path.
+
+local M = {}
+local H = {}
+
+M.chan = nil
+M.pid = nil
+--- Counters shown by :Laya status and used by tests.
+M.stats = { sent = 0, answers = 0, dropped = 0, shown = 0, starts = 0, exits = 0 }
+--- hrtime (ns) of each send, by seq; only the latest few are kept.
+H.sent_at = {}
+H.failures = 0
+H.gave_up = false
+H.stopping = false
+H.stderr_tail = ''
+H.started_at = 0
+--- Called with the timing record of every answer shown (benchmarks).
+M.observers = {}
+
+local function log(level, msg)
+  require('laya.log').log(level, msg)
+end
+
+function M.running()
+  return M.chan ~= nil
+end
+
+--- Starts the host unless it runs or gave up; returns true when running.
+function M.start()
+  if M.chan then
+    return true
+  end
+  if H.gave_up or H.restart_pending then
+    return false
+  end
+  local o = require('laya.config').options
+  if vim.fn.executable(o.host.path) ~= 1 then
+    H.give_up(
+      string.format(
+        'Laya: host binary not found at %s (run `cargo build --release` in the plugin folder; :checkhealth laya)',
+        o.host.path
+      )
+    )
+    return false
+  end
+  local cmd = { o.host.path, 'serve', '--backend', o.host.backend, '--log-level', o.log_level }
+  if o.host.model then
+    vim.list_extend(cmd, { '--model', o.host.model })
+  end
+  H.stopping = false
+  local ok, chan = pcall(vim.fn.jobstart, cmd, {
+    rpc = true,
+    on_stderr = H.on_stderr,
+    on_exit = H.on_exit,
+  })
+  if not ok or chan <= 0 then
+    M.chan = 0
+    H.on_exit(0, -1)
+    return false
+  end
+  M.chan = chan
+  -- A new host knows nothing: every buffer's next state must be sent.
+  require('laya.context').last_sent = {}
+  M.pid = vim.fn.jobpid(chan)
+  H.started_at = vim.uv.now()
+  M.stats.starts = M.stats.starts + 1
+  log('info', string.format('host started: pid %d, %s', M.pid, table.concat(cmd, ' ')))
+  return true
+end
+
+--- Stops the host (VimLeavePre, :Laya disable); no restart follows.
+function M.stop()
+  H.stopping = true
+  if M.chan then
+    pcall(vim.fn.jobstop, M.chan)
+  end
+  M.chan = nil
+  M.pid = nil
+end
+
+--- Forgets a previous give-up (after :Laya enable).
+function M.reset()
+  H.gave_up = false
+  H.failures = 0
+end
+
+function H.give_up(msg)
+  H.gave_up = true
+  log('error', msg)
+  -- One message, not one per keystroke.
+  vim.schedule(function()
+    vim.notify(msg, vim.log.levels.ERROR)
+  end)
+end
+
+function H.on_stderr(_, data)
+  -- Chunks split lines anywhere: the last element is a partial line.
+  data[1] = H.stderr_tail .. data[1]
+  H.stderr_tail = table.remove(data)
+  for _, line in ipairs(data) do
+    require('laya.log').host_line(line)
+  end
+end
+
+function H.on_exit(job, code)
+  if job ~= M.chan then
+    return -- a host stopped earlier, exiting only now
+  end
+  M.chan = nil
+  M.pid = nil
+  M.stats.exits = M.stats.exits + 1
+  if H.stopping then
+    return
+  end
+  -- A host that ran a while before dying starts a fresh failure count.
+  if vim.uv.now() - H.started_at > 30000 then
+    H.failures = 0
+  end
+  H.failures = H.failures + 1
+  local max = require('laya.config').options.host.max_restarts
+  log('warn', string.format('host exited with code %s (failure %d of %d)', tostring(code), H.failures, max))
+  if H.failures > max then
+    H.give_up(
+      string.format(
+        'Laya: the host exited %d times in a row (exit code %s), predictions off; see :Laya log, retry with :Laya enable',
+        H.failures,
+        tostring(code)
+      )
+    )
+    return
+  end
+  local delay = math.min(100 * 2 ^ (H.failures - 1), 5000)
+  H.restart_pending = true
+  vim.defer_fn(function()
+    H.restart_pending = false
+    if not H.stopping and require('laya.config').options.enabled and M.start() then
+      -- Predict for where the cursor is now, without waiting for a key.
+      if vim.fn.mode():find('^i') and require('laya').active(vim.api.nvim_get_current_buf()) then
+        local context = require('laya.context')
+        context.send(context.state())
+      end
+    end
+  end, delay)
+end
+
+--- Sends a notification; returns false (silently) when the host is down.
+function M.notify(method, ...)
+  if not M.chan and not M.start() then
+    return false
+  end
+  local ok, err = pcall(vim.rpcnotify, M.chan, method, ...)
+  if not ok then
+    log('warn', 'rpcnotify ' .. method .. ' failed: ' .. tostring(err))
+  end
+  return ok
+end
+
+--- Sends the context of one keystroke (see laya.context).
+function M.predict(ctx)
+  M.stats.sent = M.stats.sent + 1
+  H.sent_at[ctx.seq] = vim.uv.hrtime()
+  H.sent_at[ctx.seq - 64] = nil
+  return M.notify('predict', ctx.buf, ctx.tick, ctx.seq, { ctx.row, ctx.col }, ctx.before, ctx.after, ctx.filetype)
+end
+
+--- Blocking request, for commands only. Returns result or nil, error.
+function M.request(method, ...)
+  if not M.chan then
+    return nil, 'the host is not running'
+  end
+  local ok, res = pcall(vim.rpcrequest, M.chan, method, ...)
+  if not ok then
+    return nil, tostring(res)
+  end
+  return res
+end
+
+--- Called by the host with one answer (a table, see src/rpc/decide.rs).
+function M.on_answer(answer)
+  local received = vim.uv.hrtime()
+  M.stats.answers = M.stats.answers + 1
+  if not require('laya.ghost').on_answer(answer) then
+    M.stats.dropped = M.stats.dropped + 1
+    log('debug', 'answer seq ' .. tostring(answer.seq) .. ' dropped as stale')
+    return
+  end
+  M.stats.shown = M.stats.shown + 1
+  if #M.observers > 0 then
+    local timing = {
+      seq = answer.seq,
+      sent_ns = H.sent_at[answer.seq],
+      received_ns = received,
+      shown_ns = vim.uv.hrtime(),
+      host_recv_us = answer.t_recv,
+      host_start_us = answer.t_start,
+      host_done_us = answer.t_done,
+    }
+    for _, f in ipairs(M.observers) do
+      pcall(f, timing, answer)
+    end
+  end
+end
+
+return M

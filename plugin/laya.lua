@@ -1,0 +1,33 @@
+-- Laya's entry point: the :Laya command and a one-shot InsertEnter hook.
+-- Nothing is required here at startup; the host starts on first InsertEnter.
+
+if vim.g.loaded_laya then
+  return
+end
+vim.g.loaded_laya = 1
+
+vim.api.nvim_create_user_command('Laya', function(cmd)
+  require('laya.commands').run(cmd.fargs)
+end, {
+  nargs = '?',
+  desc = 'Laya: status | enable | disable | toggle | log',
+  complete = function(arglead)
+    return require('laya.commands').complete(arglead)
+  end,
+})
+
+vim.api.nvim_create_user_command('LayaBench', function(cmd)
+  require('laya.bench').command(cmd.fargs)
+end, {
+  nargs = '*',
+  complete = 'file',
+  desc = 'Laya: replay typing and measure keystroke → ghost text latency ([path.json] [rate=MS] [keys=N] [text=buffer])',
+})
+
+vim.api.nvim_create_autocmd('InsertEnter', {
+  group = vim.api.nvim_create_augroup('laya_lazy', { clear = true }),
+  once = true,
+  callback = function()
+    require('laya').ensure_setup()
+  end,
+})

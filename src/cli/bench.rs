@@ -1,0 +1,296 @@
+//! `laya bench [FILE]`: decision latency by kind of keystroke (inside a word,
+//! at a word boundary, after a far edit), p50/p99 over thousands of keystrokes
+//! typed from a real text, plus load + warm-up time, the backend's raw step
+//! and output-layer times, and resident memory. Each configuration (backend,
+//! dtype) runs in its own child process so memory and caches do not mix.
+
+use super::Opts;
+use crate::engine::tokenizer::is_word_char;
+use crate::engine::{Engine, Request};
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::Instant;
+
+/// Every this many keystrokes the cursor jumps to an earlier place and back.
+const FAR_EDIT_EVERY: usize = 250;
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let k = ((q / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[k]
+}
+
+fn stats(mut v: Vec<f64>) -> Value {
+    v.sort_by(f64::total_cmp);
+    json!({"n": v.len(), "p50": percentile(&v, 50.0), "p90": percentile(&v, 90.0), "p99": percentile(&v, 99.0), "max": v.last()})
+}
+
+/// CPU time of the calling thread, microseconds.
+pub(crate) fn thread_cpu_us() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
+}
+
+/// Resident set size now and at peak (kB), from /proc (Linux).
+fn rss_kb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// One configuration, in this process: prints one JSON line.
+fn child(o: &Opts, text: &str) -> i32 {
+    let keystrokes = o.num("--keystrokes", 5000).unwrap_or(5000);
+    let window = o.num("--window", 2000).unwrap_or(2000);
+    let t0 = Instant::now();
+    let mut engine = Engine::new(o.engine.clone());
+    let new_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let info = engine.info();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len().min(keystrokes + 1);
+    let byte_at = |i: usize| chars.get(i).map_or(text.len(), |c| c.0);
+    let (mut inside, mut boundary, mut far) = (Vec::new(), Vec::new(), Vec::new());
+    let mut steps = [0usize; 3];
+    let mut rng = crate::model::testgen::Rng::new(7);
+    let (mut inside_cpu, mut boundary_cpu, mut far_cpu) = (Vec::new(), Vec::new(), Vec::new());
+    // Wall time, and this thread's CPU time (robust on a shared machine).
+    let ask = |engine: &mut Engine, end: usize| -> (f64, f64) {
+        let before = &text[byte_at(end.saturating_sub(window))..byte_at(end)];
+        let c = thread_cpu_us();
+        let t = Instant::now();
+        let p = engine.predict(&Request {
+            buffer: 1,
+            before,
+            after: "",
+            filetype: "",
+            k: 3,
+        });
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        let cpu = thread_cpu_us() - c;
+        std::hint::black_box(p);
+        (us, cpu)
+    };
+    for p in 1..n {
+        if p % FAR_EDIT_EVERY == 0 && p > 1000 {
+            let q = 200 + (rng.next_u64() as usize) % (p - 1000);
+            for at in [q, p] {
+                let (us, cpu) = ask(&mut engine, at);
+                far.push(us);
+                far_cpu.push(cpu);
+                steps[2] += engine.last_cost().steps;
+            }
+            continue;
+        }
+        let (us, cpu) = ask(&mut engine, p);
+        let kind = if is_word_char(chars[p - 1].1) { 0 } else { 1 };
+        if std::env::var_os("LAYA_BENCH_DEBUG").is_some()
+            && (engine.last_cost().reread || (kind == 0 && cpu > 150.0))
+        {
+            let tail = &text[byte_at(p.saturating_sub(40))..byte_at(p)];
+            eprintln!(
+                "p={p} kind={kind} us={us:.0} cost={:?} tail={tail:?}",
+                engine.last_cost()
+            );
+        }
+        steps[kind] += engine.last_cost().steps;
+        if kind == 0 {
+            inside.push(us);
+            inside_cpu.push(cpu);
+        } else {
+            boundary.push(us);
+            boundary_cpu.push(cpu);
+        }
+    }
+    let (step_us, logits_us) = backend_times(o);
+    let (rss, hwm) = rss_kb();
+    let (ni, nb, nf) = (inside.len().max(1), boundary.len().max(1), far.len().max(1));
+    let line = json!({
+        "backend": info.backend, "dtype": info.dtype, "device": info.device,
+        "model": info.model_path.map(|p| p.display().to_string()), "model_error": info.model_error,
+        "load_ms": info.load_ms, "new_ms": new_ms,
+        "inside": stats(inside), "boundary": stats(boundary), "far": stats(far),
+        "inside_cpu": stats(inside_cpu), "boundary_cpu": stats(boundary_cpu), "far_cpu": stats(far_cpu),
+        "steps_per_keystroke": [steps[0] as f64 / ni as f64, steps[1] as f64 / nb as f64, steps[2] as f64 / nf as f64],
+        "step_us": step_us, "logits_us": logits_us,
+        "rss_kb": rss, "peak_rss_kb": hwm,
+    });
+    println!("{line}");
+    0
+}
+
+/// The backend alone: median of one GRU step and of one full output layer.
+fn backend_times(o: &Opts) -> (Option<f64>, Option<f64>) {
+    if !o.engine.neural {
+        return (None, None);
+    }
+    let Some(path) = o
+        .engine
+        .model_path
+        .clone()
+        .or_else(crate::model::default_model_path)
+    else {
+        return (None, None);
+    };
+    let Ok(vocab) = crate::engine::vocab::Vocab::load(&crate::model::vocab_path_for(&path)) else {
+        return (None, None);
+    };
+    let Ok(mut b) =
+        crate::model::load_backend(&path, &vocab, &o.engine.backend, o.engine.dtype.as_deref())
+    else {
+        return (None, None);
+    };
+    let mut h = vec![0.1f32; b.hidden_dim()];
+    let mut out = h.clone();
+    let mut logits = vec![0.0f32; b.vocab_size()];
+    let (mut st, mut lt) = (Vec::new(), Vec::new());
+    for i in 0..300u32 {
+        let t = Instant::now();
+        let _ = b.step(&h, 3 + i % 1000, &mut out);
+        st.push(t.elapsed().as_secs_f64() * 1e6);
+        std::mem::swap(&mut h, &mut out);
+        let t = Instant::now();
+        let _ = b.logits(&h, &mut logits);
+        lt.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    st.sort_by(f64::total_cmp);
+    lt.sort_by(f64::total_cmp);
+    (Some(percentile(&st, 50.0)), Some(percentile(&lt, 50.0)))
+}
+
+fn fmt(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if x >= 100.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.1}"),
+        None => "-".into(),
+    }
+}
+
+pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
+    let path = o.positional.first().cloned().unwrap_or_else(|| {
+        format!(
+            "{}/tests/data/heldout-prose.txt",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t.replace("\u{c}\n", ""),
+        Err(e) => {
+            eprintln!("laya bench: {path}: {e}");
+            return 1;
+        }
+    };
+    if o.flags.iter().any(|f| f == "--child") {
+        return child(o, &text);
+    }
+    // Configurations: given with --config backend:dtype (repeatable), else cpu in every dtype + no model.
+    let mut configs: Vec<String> = o
+        .flags
+        .iter()
+        .filter_map(|f| f.strip_prefix("--config=").map(str::to_string))
+        .collect();
+    if configs.is_empty() {
+        configs = ["cpu:f32", "cpu:bf16", "cpu:int8", "none"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if cfg!(feature = "mlx") {
+            configs.extend(["mlx:f32".to_string(), "mlx:bf16".to_string()]);
+        }
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|_| "laya".into());
+    let passthrough: Vec<&String> = {
+        // Everything but --config=..., so model, keystrokes, window reach the children.
+        args.iter()
+            .filter(|a| {
+                !a.starts_with("--config=")
+                    && *a != "--dtype"
+                    && *a != "--backend"
+                    && *a != "--no-model"
+            })
+            .collect()
+    };
+    println!(
+        "text: {path} ({} chars); window {} chars; far edit every {FAR_EDIT_EVERY} keystrokes",
+        text.chars().count(),
+        o.num("--window", 2000).unwrap_or(2000)
+    );
+    println!("Latency: wall p50 / p99 µs, then [thread CPU p50 / p99 µs].");
+    println!("| backend | dtype | load+warm ms | inside word | word boundary | far edit | steps per boundary / far edit | step µs | output layer µs | RSS MB (peak) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for c in configs {
+        let mut cmd = Command::new(&exe);
+        cmd.arg("bench").args(&passthrough).arg("--child");
+        match c.split_once(':') {
+            Some((b, d)) => {
+                cmd.args(["--backend", b, "--dtype", d]);
+            }
+            None => {
+                cmd.arg("--no-model");
+            }
+        }
+        cmd.stderr(std::process::Stdio::inherit());
+        let out = match cmd.output() {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("laya bench: cannot run {}: {e}", exe.display());
+                return 1;
+            }
+        };
+        let Ok(r) = serde_json::from_slice::<Value>(&out.stdout) else {
+            eprintln!("laya bench: {c} failed ({})", out.status);
+            continue;
+        };
+        if let Some(e) = r["model_error"].as_str() {
+            if c != "none" {
+                eprintln!("laya bench: {c}: model not used: {e}");
+            }
+        }
+        let spk = &r["steps_per_keystroke"];
+        println!(
+            "| {} | {} | {} | {} / {} [{} / {}] | {} / {} [{} / {}] | {} / {} [{} / {}] | {:.2} / {:.1} | {} | {} | {:.1} ({:.1}) |",
+            r["backend"].as_str().unwrap_or("?"),
+            r["dtype"].as_str().filter(|d| !d.is_empty()).unwrap_or("-"),
+            fmt(&r["load_ms"]),
+            fmt(&r["inside"]["p50"]),
+            fmt(&r["inside"]["p99"]),
+            fmt(&r["inside_cpu"]["p50"]),
+            fmt(&r["inside_cpu"]["p99"]),
+            fmt(&r["boundary"]["p50"]),
+            fmt(&r["boundary"]["p99"]),
+            fmt(&r["boundary_cpu"]["p50"]),
+            fmt(&r["boundary_cpu"]["p99"]),
+            fmt(&r["far"]["p50"]),
+            fmt(&r["far"]["p99"]),
+            fmt(&r["far_cpu"]["p50"]),
+            fmt(&r["far_cpu"]["p99"]),
+            spk[1].as_f64().unwrap_or(0.0),
+            spk[2].as_f64().unwrap_or(0.0),
+            fmt(&r["step_us"]),
+            fmt(&r["logits_us"]),
+            r["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
+            r["peak_rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
+        );
+        eprintln!(
+            "  {c}: {} inside, {} boundary, {} far-edit keystrokes; device {}",
+            r["inside"]["n"],
+            r["boundary"]["n"],
+            r["far"]["n"],
+            r["device"].as_str().unwrap_or("")
+        );
+    }
+    0
+}

@@ -1,0 +1,163 @@
+//! The decision thread: owns the engine, takes the latest request per
+//! buffer from the inbox, and sends each answer to Neovim as one
+//! notification (`nvim_exec_lua` of the Lua handler) carrying the request's
+//! seq and the host's timestamps.
+
+use super::inbox::{Event, Inbox, Job, Work};
+use super::log::{debug, error, info, warn};
+use super::outbox::Outbox;
+use super::stats::{now_us, Stats};
+use crate::engine::{Engine, EngineInfo, EngineOptions, Prediction, Request};
+use rmpv::Value;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The Lua function that receives answers (lua/laya/host.lua).
+pub const ANSWER_LUA: &str = "require('laya.host').on_answer(...)";
+/// Candidates asked of the engine per keystroke (ghost + menu).
+const CANDIDATES: usize = 8;
+
+pub struct Decider {
+    pub options: EngineOptions,
+    pub inbox: Arc<Inbox>,
+    pub outbox: Outbox,
+    pub stats: Arc<Stats>,
+    /// Filled once the engine has loaded; read by `status`.
+    pub info: Arc<Mutex<Option<EngineInfo>>>,
+    /// Test-only: sleep this long before each decision (LAYA_TEST_DELAY_MS).
+    pub test_delay: Option<Duration>,
+}
+
+impl Decider {
+    pub fn spawn(self) -> std::io::Result<std::thread::JoinHandle<()>> {
+        std::thread::Builder::new()
+            .name("laya-decide".into())
+            .spawn(move || self.run())
+    }
+
+    fn run(self) {
+        let t0 = now_us();
+        let mut engine = Engine::new(self.options.clone());
+        let engine_info = engine.info();
+        info!(
+            "engine ready in {} ms: backend {} ({}), model {:?}",
+            (now_us() - t0) / 1000,
+            engine_info.backend,
+            engine_info.device,
+            engine_info.model_path
+        );
+        if let Some(e) = &engine_info.model_error {
+            warn!("model not loaded, using word sources only: {e}");
+        }
+        *self.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(engine_info);
+
+        while let Some(work) = self.inbox.take() {
+            match work {
+                Work::Event(Event::Accepted { buffer, text }) => {
+                    self.guarded("accepted", || engine.accepted(buffer, &text));
+                }
+                Work::Event(Event::Forget { buffer }) => {
+                    self.guarded("forget", || engine.forget(buffer));
+                }
+                Work::Predict(job) => self.answer(&mut engine, job),
+            }
+        }
+        debug!("decision thread done");
+    }
+
+    /// Runs an engine call; a panic in the engine is logged and counted,
+    /// never allowed to take the host down.
+    fn guarded<T>(&self, what: &str, f: impl FnOnce() -> T) -> Option<T> {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(v) => Some(v),
+            Err(p) => {
+                Stats::bump(&self.stats.engine_panics);
+                let msg = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                error!("engine panicked in {what}: {msg}");
+                None
+            }
+        }
+    }
+
+    fn answer(&self, engine: &mut Engine, job: Job) {
+        if let Some(d) = self.test_delay {
+            std::thread::sleep(d);
+        }
+        let p = &job.params;
+        let start_us = now_us();
+        let request = Request {
+            buffer: p.buffer,
+            before: &p.before,
+            after: &p.after,
+            filetype: &p.filetype,
+            k: CANDIDATES,
+        };
+        let prediction = self
+            .guarded("predict", || engine.predict(&request))
+            .unwrap_or_default();
+        let done_us = now_us();
+        let answer = answer_value(&job, &prediction, start_us, done_us);
+        // Counted before sending, so a `status` that follows an answer sees it.
+        Stats::bump(&self.stats.predict_answered);
+        self.stats
+            .record_latency(done_us.saturating_sub(job.recv_us));
+        match self.outbox.notify(
+            "nvim_exec_lua",
+            vec![Value::from(ANSWER_LUA), Value::Array(vec![answer])],
+        ) {
+            Ok(()) => debug!(
+                "answered seq {} (buffer {}): {} candidates, ghost {:?}",
+                p.seq,
+                p.buffer,
+                prediction.candidates.len(),
+                prediction.ghost
+            ),
+            Err(e) => error!("cannot send answer to Neovim: {e}"),
+        }
+    }
+}
+
+/// The answer table the Lua side receives (see lua/laya/host.lua).
+pub fn answer_value(job: &Job, pred: &Prediction, start_us: u64, done_us: u64) -> Value {
+    let p = &job.params;
+    let items = pred
+        .candidates
+        .iter()
+        .map(|c| {
+            map(vec![
+                ("word", Value::from(c.word.as_str())),
+                ("insert", Value::from(c.insert.as_str())),
+                ("replace", Value::from(c.replace as u64)),
+                ("source", Value::from(c.source.as_str())),
+                ("score", Value::F64(c.score as f64)),
+            ])
+        })
+        .collect();
+    map(vec![
+        ("buf", Value::from(p.buffer)),
+        ("seq", Value::from(p.seq)),
+        ("tick", Value::from(p.changedtick)),
+        ("row", Value::from(p.row)),
+        ("col", Value::from(p.col)),
+        ("prefix", Value::from(pred.prefix.as_str())),
+        ("ghost", Value::from(pred.ghost.as_str())),
+        ("items", Value::Array(items)),
+        ("t_recv", Value::from(job.recv_us)),
+        ("t_start", Value::from(start_us)),
+        ("t_done", Value::from(done_us)),
+    ])
+}
+
+pub fn map(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Map(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), v))
+            .collect(),
+    )
+}

@@ -1,0 +1,174 @@
+//! The nvim-rs handler: what each incoming method does.
+//!
+//! Notifications only enqueue (nvim-rs awaits them one at a time, so any work
+//! here would delay the next keystroke's request); requests answer at once
+//! from counters. Bad input becomes a log line or an error reply.
+
+use super::decide::map;
+use super::inbox::{Event, Inbox, Job};
+use super::log::{debug, error, warn};
+use super::outbox::Outbox;
+use super::params::{accepted_args, forget_args, PredictParams};
+use super::stats::{clock_origin_us, now_us, Stats};
+use crate::engine::EngineInfo;
+use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
+use rmpv::Value;
+use std::sync::{Arc, Mutex};
+
+pub type Writer = Compat<Outbox>;
+
+#[derive(Clone)]
+pub struct Host {
+    pub inbox: Arc<Inbox>,
+    pub stats: Arc<Stats>,
+    pub info: Arc<Mutex<Option<EngineInfo>>>,
+    pub backend_asked: String,
+}
+
+pub const METHODS: &str = "notifications: predict, accepted, forget; requests: status, ping";
+
+#[async_trait::async_trait]
+impl Handler for Host {
+    type Writer = Writer;
+
+    async fn handle_notify(&self, name: String, args: Vec<Value>, _nvim: Neovim<Writer>) {
+        let recv_us = now_us();
+        match name.as_str() {
+            "predict" => match PredictParams::from_args(&args) {
+                Ok(params) => {
+                    Stats::bump(&self.stats.predict_received);
+                    if self.inbox.put_predict(Job { params, recv_us }) {
+                        Stats::bump(&self.stats.predict_superseded);
+                    }
+                }
+                Err(e) => self.bad_input(&e),
+            },
+            "accepted" => match accepted_args(&args) {
+                Ok((buffer, text)) => {
+                    Stats::bump(&self.stats.accepted);
+                    self.inbox.put_event(Event::Accepted { buffer, text });
+                }
+                Err(e) => self.bad_input(&e),
+            },
+            "forget" => match forget_args(&args) {
+                Ok(buffer) => self.inbox.put_event(Event::Forget { buffer }),
+                Err(e) => self.bad_input(&e),
+            },
+            // Neovim reports a failed notification of ours this way.
+            "nvim_error_event" => error!("Neovim rejected an answer: {args:?}"),
+            other => self.bad_input(&format!("unknown notification `{other}`; {METHODS}")),
+        }
+    }
+
+    async fn handle_request(
+        &self,
+        name: String,
+        args: Vec<Value>,
+        _nvim: Neovim<Writer>,
+    ) -> Result<Value, Value> {
+        match name.as_str() {
+            // Does nothing on purpose: the round-trip floor for benchmarks.
+            "ping" => Ok(map(vec![("now_us", Value::from(now_us()))])),
+            "status" => Ok(self.status()),
+            "predict" | "accepted" | "forget" => {
+                let e = format!("`{name}` is a notification (use rpcnotify), not a request");
+                self.bad_input(&e);
+                Err(Value::from(e))
+            }
+            other => {
+                let e = format!("unknown method `{other}`; {METHODS}");
+                self.bad_input(&e);
+                let _ = args;
+                Err(Value::from(e))
+            }
+        }
+    }
+}
+
+impl Host {
+    fn bad_input(&self, message: &str) {
+        Stats::bump(&self.stats.bad_input);
+        warn!("bad input: {message}");
+        debug!("(the host keeps running)");
+    }
+
+    fn status(&self) -> Value {
+        let s = &self.stats;
+        let l = s.latency();
+        let info = self.info.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let engine = match info {
+            None => map(vec![
+                ("ready", Value::from(false)),
+                ("backend", Value::from(self.backend_asked.as_str())),
+            ]),
+            Some(i) => engine_info_value(&i),
+        };
+        map(vec![
+            ("version", Value::from(env!("CARGO_PKG_VERSION"))),
+            ("pid", Value::from(std::process::id())),
+            ("uptime_ms", Value::from(now_us() / 1000)),
+            ("now_us", Value::from(now_us())),
+            (
+                "clock_origin_us",
+                clock_origin_us().map(Value::from).unwrap_or(Value::Nil),
+            ),
+            ("engine", engine),
+            (
+                "counters",
+                map(vec![
+                    (
+                        "predict_received",
+                        Value::from(Stats::get(&s.predict_received)),
+                    ),
+                    (
+                        "predict_superseded",
+                        Value::from(Stats::get(&s.predict_superseded)),
+                    ),
+                    (
+                        "predict_answered",
+                        Value::from(Stats::get(&s.predict_answered)),
+                    ),
+                    ("accepted", Value::from(Stats::get(&s.accepted))),
+                    ("bad_input", Value::from(Stats::get(&s.bad_input))),
+                    ("engine_panics", Value::from(Stats::get(&s.engine_panics))),
+                ]),
+            ),
+            (
+                "latency",
+                map(vec![
+                    ("n", Value::from(l.n as u64)),
+                    ("p50_us", Value::from(l.p50_us)),
+                    ("p90_us", Value::from(l.p90_us)),
+                    ("p99_us", Value::from(l.p99_us)),
+                    ("max_us", Value::from(l.max_us)),
+                    ("last_us", Value::from(l.last_us)),
+                ]),
+            ),
+        ])
+    }
+}
+
+/// The engine's self-description, as `status` reports it.
+fn engine_info_value(i: &EngineInfo) -> Value {
+    let model = i
+        .model_path
+        .as_ref()
+        .map(|p| Value::from(p.display().to_string()))
+        .unwrap_or(Value::Nil);
+    map(vec![
+        ("ready", Value::from(true)),
+        ("backend", Value::from(i.backend.as_str())),
+        ("device", Value::from(i.device.as_str())),
+        ("model", model),
+        ("dtype", Value::from(i.dtype.as_str())),
+        ("vocab_size", Value::from(i.vocab_size as u64)),
+        ("load_ms", Value::F64(i.load_ms)),
+        (
+            "model_error",
+            i.model_error
+                .as_deref()
+                .map(Value::from)
+                .unwrap_or(Value::Nil),
+        ),
+    ])
+}

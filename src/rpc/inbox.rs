@@ -1,0 +1,155 @@
+//! Hand-over from the RPC loop to the decision thread.
+//!
+//! One slot per buffer holds only the latest `predict` (an older one still
+//! waiting is superseded: its answer could only be stale), plus an ordered
+//! queue of feedback events. The RPC side never blocks on the engine.
+
+use super::params::PredictParams;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// A prediction request with the host time it arrived (µs, see `clock`).
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub params: PredictParams,
+    pub recv_us: u64,
+}
+
+/// Feedback that must reach the engine in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Accepted { buffer: u64, text: String },
+    Forget { buffer: u64 },
+}
+
+#[derive(Debug)]
+pub enum Work {
+    Event(Event),
+    Predict(Job),
+}
+
+#[derive(Default)]
+struct Slots {
+    latest: HashMap<u64, Job>,
+    /// Buffers with a waiting job, oldest first, so no buffer starves.
+    order: VecDeque<u64>,
+    events: VecDeque<Event>,
+    closed: bool,
+}
+
+#[derive(Default)]
+pub struct Inbox {
+    slots: Mutex<Slots>,
+    ready: Condvar,
+}
+
+impl Inbox {
+    fn lock(&self) -> MutexGuard<'_, Slots> {
+        // A poisoned lock only means another thread panicked mid-update of
+        // plain data; the data is still usable.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores `job` as its buffer's latest; returns true when it replaced
+    /// one that was still waiting.
+    pub fn put_predict(&self, job: Job) -> bool {
+        let mut s = self.lock();
+        let buffer = job.params.buffer;
+        let replaced = s.latest.insert(buffer, job).is_some();
+        if !replaced {
+            s.order.push_back(buffer);
+        }
+        drop(s);
+        self.ready.notify_one();
+        replaced
+    }
+
+    pub fn put_event(&self, event: Event) {
+        let mut s = self.lock();
+        if let Event::Forget { buffer } = event {
+            // Nothing to predict for a closed buffer.
+            s.latest.remove(&buffer);
+            s.order.retain(|b| *b != buffer);
+        }
+        s.events.push_back(event);
+        drop(s);
+        self.ready.notify_one();
+    }
+
+    /// Blocks until there is work; `None` once closed.
+    pub fn take(&self) -> Option<Work> {
+        let mut s = self.lock();
+        loop {
+            if let Some(e) = s.events.pop_front() {
+                return Some(Work::Event(e));
+            }
+            while let Some(buffer) = s.order.pop_front() {
+                if let Some(job) = s.latest.remove(&buffer) {
+                    return Some(Work::Predict(job));
+                }
+            }
+            if s.closed {
+                return None;
+            }
+            s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(buffer: u64, seq: u64) -> Job {
+        Job {
+            params: PredictParams {
+                buffer,
+                changedtick: 0,
+                seq,
+                row: 1,
+                col: 0,
+                before: String::new(),
+                after: String::new(),
+                filetype: String::new(),
+            },
+            recv_us: 0,
+        }
+    }
+
+    fn seq(w: Option<Work>) -> u64 {
+        match w {
+            Some(Work::Predict(j)) => j.params.seq,
+            other => panic!("expected a prediction, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn latest_per_buffer_wins_and_buffers_take_turns() {
+        let inbox = Inbox::default();
+        assert!(!inbox.put_predict(job(1, 1)));
+        assert!(!inbox.put_predict(job(2, 2)));
+        assert!(inbox.put_predict(job(1, 3)));
+        assert_eq!(seq(inbox.take()), 3);
+        assert_eq!(seq(inbox.take()), 2);
+        inbox.close();
+        assert!(inbox.take().is_none());
+    }
+
+    #[test]
+    fn events_come_first_and_forget_drops_the_waiting_job() {
+        let inbox = Inbox::default();
+        inbox.put_predict(job(1, 1));
+        inbox.put_predict(job(2, 2));
+        inbox.put_event(Event::Forget { buffer: 1 });
+        assert!(matches!(
+            inbox.take(),
+            Some(Work::Event(Event::Forget { buffer: 1 }))
+        ));
+        assert_eq!(seq(inbox.take()), 2);
+    }
+}

@@ -1,0 +1,155 @@
+//! The host's clock and counters, reported by the `status` request and
+//! stamped into every answer so benchmarks can split latency into stages.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// The host clock's start, and CLOCK_MONOTONIC (µs) read at the same moment.
+static START: OnceLock<(Instant, Option<u64>)> = OnceLock::new();
+
+fn start() -> &'static (Instant, Option<u64>) {
+    START.get_or_init(|| {
+        let origin = clock_monotonic_us();
+        (Instant::now(), origin)
+    })
+}
+
+/// Monotonic microseconds since the host started (the host-side clock).
+pub fn now_us() -> u64 {
+    start().0.elapsed().as_micros() as u64
+}
+
+/// CLOCK_MONOTONIC (µs) at the host clock's zero, where it can be read:
+/// `clock_origin_us + t` is then on the same clock as Neovim's
+/// `vim.uv.hrtime()`, so :LayaBench can split a keystroke into stages.
+pub fn clock_origin_us() -> Option<u64> {
+    start().1
+}
+
+#[cfg(target_os = "linux")]
+fn clock_monotonic_us() -> Option<u64> {
+    use std::os::raw::{c_int, c_long};
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: c_long,
+        tv_nsec: c_long,
+    }
+    extern "C" {
+        fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+    }
+    const CLOCK_MONOTONIC: c_int = 1;
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass it.
+    let rc = unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn clock_monotonic_us() -> Option<u64> {
+    None
+}
+
+/// How many recent decision latencies `status` summarises.
+const RECENT: usize = 1024;
+
+#[derive(Default)]
+pub struct Stats {
+    pub predict_received: AtomicU64,
+    pub predict_superseded: AtomicU64,
+    pub predict_answered: AtomicU64,
+    pub accepted: AtomicU64,
+    pub bad_input: AtomicU64,
+    pub engine_panics: AtomicU64,
+    /// Receive → decision done, µs, newest last.
+    recent_us: Mutex<VecDeque<u64>>,
+}
+
+/// Percentiles over the recent latencies.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LatencySummary {
+    pub n: usize,
+    pub p50_us: u64,
+    pub p90_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
+    pub last_us: u64,
+}
+
+impl Stats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    pub fn record_latency(&self, us: u64) {
+        let mut r = self.recent_us.lock().unwrap_or_else(|e| e.into_inner());
+        if r.len() == RECENT {
+            r.pop_front();
+        }
+        r.push_back(us);
+    }
+
+    pub fn latency(&self) -> LatencySummary {
+        let r = self.recent_us.lock().unwrap_or_else(|e| e.into_inner());
+        let last_us = r.back().copied().unwrap_or(0);
+        let mut v: Vec<u64> = r.iter().copied().collect();
+        drop(r);
+        if v.is_empty() {
+            return LatencySummary::default();
+        }
+        v.sort_unstable();
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        LatencySummary {
+            n: v.len(),
+            p50_us: at(0.5),
+            p90_us: at(0.9),
+            p99_us: at(0.99),
+            max_us: v[v.len() - 1],
+            last_us,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_over_recent_latencies() {
+        let s = Stats::default();
+        assert_eq!(s.latency().n, 0);
+        for us in 1..=100 {
+            s.record_latency(us);
+        }
+        let l = s.latency();
+        assert_eq!(
+            (l.n, l.p50_us, l.p99_us, l.max_us, l.last_us),
+            (100, 51, 99, 100, 100)
+        );
+    }
+
+    #[test]
+    fn clock_origin_is_on_the_monotonic_clock() {
+        if let (Some(origin), Some(now)) = (clock_origin_us(), clock_monotonic_us()) {
+            // origin + now_us() and a fresh CLOCK_MONOTONIC read are the same
+            // clock: they differ by the few µs between the reads, not by hours.
+            let ours = origin + now_us();
+            assert!(ours.abs_diff(now) < 1_000_000, "{ours} vs {now}");
+        }
+    }
+
+    #[test]
+    fn clock_is_monotonic() {
+        let a = now_us();
+        let b = now_us();
+        assert!(b >= a);
+    }
+}

@@ -1,0 +1,201 @@
+//! The engine's CLI as a user runs it: `laya --version`, `predict`,
+//! `protocol` scored by ../shared/eval/ksr.py, and `laya eval` agreeing with
+//! ksr.py on the same file (METRICS.md: within 0.1 points).
+
+use laya::model::testgen::write_random_model;
+use laya::model::weights::WeightType;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LAYA: &str = env!("CARGO_BIN_EXE_laya");
+
+fn ksr_py() -> PathBuf {
+    let candidates = [
+        std::env::var_os("LAYA_KSR").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/ksr.py")),
+        Some(PathBuf::from("/work/shared/eval/ksr.py")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.exists())
+        .expect("ksr.py not found: set LAYA_KSR to ../shared/eval/ksr.py")
+}
+
+struct Dir(PathBuf);
+impl Dir {
+    fn new(tag: &str) -> Dir {
+        let p = std::env::temp_dir().join(format!("laya-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Dir(p)
+    }
+}
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Three documents, prose and code, with non-ASCII text and blank lines.
+fn sample_text() -> String {
+    let prose = "The river ran past the old mill, and the mill wheel turned all day.\n\
+                 In the evening the miller walked along the river to the village.\n\
+                 The village was quiet; the miller's café — closed — stood by the river.\n"
+        .repeat(6);
+    let code = "fn parse_line(line: &str) -> Option<Entry> {\n    let parts: Vec<&str> = line.split(',').collect();\n    \
+                if parts.len() < 2 {\n        return None;\n    }\n    Some(Entry { name: parts[0].to_string(), value: parts[1].parse().ok()? })\n}\n\n"
+        .repeat(5);
+    format!("{prose}\u{c}\n{code}\u{c}\nshort doc with words words words\n")
+}
+
+fn small_model(dir: &Path) -> PathBuf {
+    let words: Vec<String> = sample_text()
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .fold(Vec::new(), |mut v, w| {
+            if !v.iter().any(|x: &String| x == w) {
+                v.push(w.to_string());
+            }
+            v
+        });
+    let mut tokens: Vec<&str> = words.iter().map(String::as_str).collect();
+    tokens.extend([".", ",", "(", ")", "{", "}", ";", ":"]);
+    write_random_model(dir, "tiny", &tokens, 32, 48, WeightType::Int8, 5).unwrap()
+}
+
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn version_and_predict() {
+    let out = Command::new(LAYA).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("laya {}", env!("CARGO_PKG_VERSION"))
+    );
+    let out = Command::new(LAYA)
+        .args(["predict", "--no-model", "counter = 1; counter += 1; cou"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("counter") && text.contains("buffer"),
+        "{text}"
+    );
+    let out = Command::new(LAYA).args(["frobnicate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn eval_agrees_with_ksr_py_on_the_same_file() {
+    let dir = Dir::new("agree");
+    let text = dir.0.join("sample.txt");
+    std::fs::write(&text, sample_text()).unwrap();
+    let model = small_model(&dir.0);
+    for engine_args in [
+        vec!["--model".to_string(), model.display().to_string()],
+        vec!["--no-model".to_string()],
+    ] {
+        for sampling in [
+            vec![],
+            vec![
+                "--block-chars",
+                "300",
+                "--every",
+                "2",
+                "--offset",
+                "1",
+                "--window",
+                "200",
+            ],
+        ] {
+            let native = json_of(
+                &Command::new(LAYA)
+                    .arg("eval")
+                    .arg(&text)
+                    .args(&engine_args)
+                    .args(&sampling)
+                    .arg("--json")
+                    .output()
+                    .unwrap(),
+            );
+            let out_json = dir.0.join("ksr.json");
+            let cmd = format!("{LAYA} protocol {}", engine_args.join(" "));
+            let status = Command::new("python3")
+                .arg(ksr_py())
+                .args(["run", "--quiet", "--text"])
+                .arg(&text)
+                .args(["--cmd", &cmd, "--out"])
+                .arg(&out_json)
+                .args(&sampling)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let harness: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+            let m = &harness["metrics"];
+            assert_eq!(m["chars"], native["chars"]);
+            assert_eq!(m["queries"], native["queries"]);
+            for key in [
+                "KSR@1",
+                "KSR@3",
+                "KSR@3_rankcost",
+                "KSR_max",
+                "ghost_precision",
+                "ghost_shown_rate",
+                "nextword_top1",
+                "nextword_top3",
+                "comp1_top1",
+                "comp2_top1",
+                "comp3_top3",
+            ] {
+                let (a, b) = (m[key].as_f64().unwrap(), native[key].as_f64().unwrap());
+                assert!(
+                    (a - b).abs() <= 0.001,
+                    "{key}: ksr.py {a} vs laya eval {b} ({engine_args:?} {sampling:?})"
+                );
+            }
+            assert!(
+                m["KSR@1"].as_f64().unwrap() > 0.05,
+                "the engine saves keystrokes: {m}"
+            );
+            assert_eq!(m["predictor_errors"], 0);
+        }
+    }
+}
+
+#[test]
+fn protocol_survives_bad_lines() {
+    use std::io::Write;
+    let mut child = Command::new(LAYA)
+        .args(["protocol", "--no-model"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{{\"op\":\"hello\",\"protocol\":1}}").unwrap();
+    writeln!(stdin, "this is not json").unwrap();
+    writeln!(stdin, "{{\"op\":\"predict\",\"doc\":\"x\",\"context\":42}}").unwrap();
+    writeln!(stdin, "{{\"op\":\"predict\",\"doc\":0,\"pos\":9,\"context\":\"hello he\",\"new\":\"hello he\",\"k\":3,\"reset\":true}}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["name"], "laya");
+    assert_eq!(lines[1]["errors"], 1);
+    assert_eq!(lines[3]["candidates"][0], "llo");
+}

@@ -1,0 +1,180 @@
+//! :Laya subcommands and their completion, :checkhealth laya, the help file
+//! (valid tags, :help laya), and setup()'s option validation — in a real
+//! headless Neovim with the real host.
+
+mod common;
+use common::Session;
+
+async fn output(s: &Session, cmd: &str) -> String {
+    let v = s
+        .lua(&format!(
+            "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
+        ))
+        .await;
+    v.as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn laya_status_enable_disable_toggle_log_and_completion() {
+    let s = Session::start("commands").await;
+    let c = s
+        .lua("return vim.fn.getcompletion('Laya ', 'cmdline')")
+        .await;
+    assert_eq!(
+        c,
+        serde_json::json!(["status", "enable", "disable", "toggle", "log"])
+    );
+    let c = s
+        .lua("return vim.fn.getcompletion('Laya t', 'cmdline')")
+        .await;
+    assert_eq!(c, serde_json::json!(["toggle"]));
+
+    let out = output(&s, "Laya status").await;
+    assert!(out.contains("Laya 0.1.0: enabled"), "{out}");
+    assert!(out.contains("Host: not running"), "{out}");
+
+    s.insert_after(&["zephyrine zephyrine"]).await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    let out = output(&s, "Laya status").await;
+    assert!(out.contains("Host: laya 0.1.0, pid"), "{out}");
+    assert!(out.contains("Engine: backend"), "{out}");
+    assert!(out.contains("answered"), "{out}");
+
+    s.command("Laya disable").await;
+    assert!(s.ghost().await.is_none());
+    assert!(s.host_pid().await.is_none());
+    s.input("<Esc>ozeph").await;
+    s.wait_for("typed text", || async {
+        (s.lines().await.last().unwrap() == "zeph").then_some(())
+    })
+    .await;
+    assert!(s.ghost().await.is_none(), "disabled: no ghost");
+    assert!(output(&s, "Laya status").await.contains("disabled"));
+
+    s.command("Laya toggle").await;
+    s.input("<Esc>ozeph").await;
+    s.wait_ghost_starting("yrine").await;
+
+    s.command("Laya log").await;
+    let name = s.lua("return vim.api.nvim_buf_get_name(0)").await;
+    assert!(name.as_str().unwrap().ends_with("laya.log"), "{name}");
+    let err = s
+        .lua("local ok, e = pcall(vim.cmd, 'Laya frobnicate'); return tostring(e)")
+        .await;
+    assert!(
+        err.as_str()
+            .unwrap()
+            .contains("unknown subcommand `frobnicate`"),
+        "{err}"
+    );
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkhealth_reports_binary_version_host_and_latency() {
+    let s = Session::start("health").await;
+    s.insert_after(&["zephyrine zephyrine"]).await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    s.input("<Esc>").await;
+    s.command("checkhealth laya").await;
+    let text = s
+        .wait_for("the health report", || async {
+            let t = s
+                .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+                .await;
+            let t = t.as_str().unwrap().to_string();
+            t.contains("recent latency").then_some(t)
+        })
+        .await;
+    assert!(
+        text.contains("version 0.1.0 (matches the plugin)"),
+        "{text}"
+    );
+    assert!(text.contains("host running: pid"), "{text}");
+    assert!(text.contains("backend"), "{text}");
+    assert!(!text.contains("ERROR"), "{text}");
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_help_file_has_valid_tags_and_opens() {
+    let s = Session::start("help").await;
+    // Build tags from a copy (the repository stays clean).
+    let doc = s.dir.join("rt/doc");
+    std::fs::create_dir_all(&doc).unwrap();
+    std::fs::copy(
+        std::path::Path::new(common::ROOT).join("doc/laya.txt"),
+        doc.join("laya.txt"),
+    )
+    .unwrap();
+    let err = s
+        .lua(&format!(
+            "vim.v.errmsg = ''
+             local ok, e = pcall(vim.cmd, 'helptags {}')
+             return ok and vim.v.errmsg or tostring(e)",
+            doc.display()
+        ))
+        .await;
+    assert_eq!(err, "", "helptags reported a problem");
+    let tags = std::fs::read_to_string(doc.join("tags")).unwrap();
+    for tag in [
+        "laya\t",
+        "laya-config\t",
+        "laya-keys\t",
+        ":Laya\t",
+        "hl-LayaGhost\t",
+    ] {
+        assert!(tags.contains(tag), "missing tag {tag:?}");
+    }
+    s.command(&format!("set rtp^={}", s.dir.join("rt").display()))
+        .await;
+    s.command("help laya-keys").await;
+    let line = s.lua("return vim.api.nvim_get_current_line()").await;
+    assert!(line.as_str().unwrap().contains("*laya-keys*"), "{line}");
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_rejects_bad_options_with_the_option_name() {
+    let s = Session::start("setup").await;
+    let cases = [
+        ("{ frobnicate = 1 }", "unknown option `frobnicate`"),
+        ("{ host = { backend = 'gpu' } }", "option `host.backend`"),
+        ("{ keymaps = { accept = 3 } }", "option `keymaps.accept`"),
+        (
+            "{ context = { max_bytes = 1 } }",
+            "option `context.max_bytes`",
+        ),
+        ("{ log_level = 'loud' }", "option `log_level`"),
+        ("'nope'", "setup(opts)"),
+    ];
+    for (opts, expected) in cases {
+        let err = s
+            .lua(&format!(
+                "local ok, e = pcall(require('laya').setup, {opts}); return ok and '' or e"
+            ))
+            .await;
+        assert!(
+            err.as_str().unwrap().contains(expected),
+            "{opts}: {err} lacks {expected:?}"
+        );
+    }
+    // Valid options still work afterwards.
+    s.lua("require('laya').setup({ keymaps = false, menu = { auto = true } })")
+        .await;
+    // <Tab> is back to what it was (Neovim 0.11 maps it for snippets).
+    let tab = s
+        .lua("return vim.fn.maparg('<Tab>', 'i', false, true).desc or ''")
+        .await;
+    assert!(
+        !tab.as_str().unwrap().starts_with("Laya"),
+        "keymaps = false maps no keys: {tab}"
+    );
+    let plug = s
+        .lua("return vim.fn.maparg('<Plug>(laya-accept)', 'i') ~= ''")
+        .await;
+    assert_eq!(plug, true);
+    s.quit().await;
+}

@@ -1,0 +1,203 @@
+//! The editor keeps working whatever the host does: stale answers are
+//! dropped, a killed host is restarted and predictions resume, a frozen host
+//! never blocks typing, a host that keeps dying gets one message, and loading
+//! the plugin starts nothing until the first InsertEnter.
+
+mod common;
+use common::{Options, Session};
+
+const WORDS: &[&str] = &[
+    "The zephyrine breeze came over the quokkalike hills.",
+    "A zephyrine light, a zephyrine sky, a zebrawood table.",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_answers_are_dropped() {
+    let s = Session::start_with(
+        "stale",
+        Options {
+            delay_ms: Some(1000),
+            ..Options::default()
+        },
+    )
+    .await;
+    s.insert_after(WORDS).await;
+    let status = || async { s.lua("return require('laya.host').request('status')").await };
+    let received = s.wait_idle().await["predict_received"].as_u64().unwrap();
+    // Record what the ghost shows after every answer.
+    s.lua(
+        "_G.seen = {}
+         local host = require('laya.host')
+         local orig = host.on_answer
+         host.on_answer = function(a)
+           orig(a)
+           local m = vim.api.nvim_buf_get_extmarks(0, require('laya.ghost').ns, 0, -1, { details = true })[1]
+           table.insert(_G.seen, { seq = a.seq, ghost = m and m[4].virt_text[1][1] or '' })
+         end",
+    )
+    .await;
+    // "z" goes to the (slow) host; "ebr" follows while it works on "z".
+    s.input("z").await;
+    s.wait_for("the host to take 'z'", || async {
+        (status().await["counters"]["predict_received"].as_u64() > Some(received)).then_some(())
+    })
+    .await;
+    s.input("ebr").await;
+    let ghost = s.wait_ghost_starting("awood").await;
+    let seen = s.lua("return _G.seen").await;
+    let seen = seen.as_array().unwrap();
+    assert!(
+        seen.len() >= 2,
+        "an answer for 'z' and one for 'zebr': {seen:?}"
+    );
+    // The answer for "z" (it would show "ephyrine") arrived after "ebr" was
+    // typed: it must not have been shown.
+    for answer in &seen[..seen.len() - 1] {
+        assert_eq!(answer["ghost"], "", "stale answer shown: {seen:?}");
+    }
+    assert_eq!(seen.last().unwrap()["ghost"], ghost.as_str());
+    assert!(s.stats().await["dropped"].as_u64().unwrap() >= 1);
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_host_is_restarted_and_predictions_resume() {
+    let s = Session::start("killed").await;
+    s.insert_after(WORDS).await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    let pid = s.host_pid().await.unwrap();
+    Session::signal(pid, "KILL");
+    // Typing goes on while the host is down or restarting.
+    s.input("<C-w>quo").await;
+    s.wait_for("the typed text", || async {
+        (s.lines().await[2] == "quo").then_some(())
+    })
+    .await;
+    let new_pid = s
+        .wait_for("a new host", || async {
+            s.host_pid().await.filter(|p| *p != pid)
+        })
+        .await;
+    assert_ne!(new_pid, pid);
+    // Predictions resume with the next keystroke.
+    s.input("k").await;
+    s.wait_ghost_starting("kalike").await;
+    assert!(s.stats().await["starts"].as_u64().unwrap() >= 2);
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_host_never_blocks_typing() {
+    let s = Session::start("frozen").await;
+    s.insert_after(WORDS).await;
+    let pid = s.host_pid().await.unwrap();
+    Session::signal(pid, "STOP");
+    let answers = s.stats().await["answers"].clone();
+    // Many keystrokes, each sending a prediction the host cannot read yet.
+    let text = "zephyrine breeze over the quokkalike hills ".repeat(5);
+    s.input(&text).await;
+    s.input("<Esc>").await;
+    s.wait_for("all typed text and normal mode", || async {
+        (s.lines().await[2] == text && s.mode().await == "n").then_some(())
+    })
+    .await;
+    assert_eq!(
+        s.stats().await["answers"],
+        answers,
+        "no answer came from a frozen host"
+    );
+    // Thaw it: it catches up and answers the latest state only.
+    Session::signal(pid, "CONT");
+    s.input("oquokk").await;
+    s.wait_ghost_starting("alike").await;
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_keeps_dying_gets_one_message() {
+    let s = Session::start("dying").await;
+    s.lua("require('laya').setup({ host = { path = '/bin/false', max_restarts = 2 } })")
+        .await;
+    s.command("enew").await;
+    s.input("ihello").await;
+    s.wait_for("the give-up message", || async {
+        let m = s
+            .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+            .await;
+        m.as_str().unwrap().contains("exited 3 times").then_some(())
+    })
+    .await;
+    // More typing produces no more messages and no more starts.
+    let starts = s.stats().await["starts"].clone();
+    s.input(" world and more").await;
+    s.wait_for("typed text", || async {
+        (s.lines().await[0] == "hello world and more").then_some(())
+    })
+    .await;
+    let m = s
+        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+        .await;
+    assert_eq!(
+        m.as_str().unwrap().matches("Laya:").count(),
+        1,
+        "one message: {m}"
+    );
+    assert_eq!(s.stats().await["starts"], starts);
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_host_binary_gets_one_clear_message() {
+    let s = Session::start("missing").await;
+    s.lua("require('laya').setup({ host = { path = '/nonexistent/laya' } })")
+        .await;
+    s.command("enew").await;
+    s.input("ihello world").await;
+    s.wait_for("the message", || async {
+        let m = s
+            .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+            .await;
+        let m = m.as_str().unwrap().to_string();
+        (m.contains("host binary not found at /nonexistent/laya")
+            && m.contains("cargo build --release"))
+        .then_some(())
+    })
+    .await;
+    let m = s
+        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
+        .await;
+    assert_eq!(m.as_str().unwrap().matches("Laya:").count(), 1);
+    assert_eq!(s.lines().await[0], "hello world");
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_the_plugin_starts_nothing_until_insert_mode() {
+    let s = Session::start_with(
+        "lazy",
+        Options {
+            minimal_init: false,
+            ..Options::default()
+        },
+    )
+    .await;
+    // Only plugin/laya.lua ran: no Lua module loaded, no job.
+    let loaded = s
+        .lua("return { laya = package.loaded['laya'] ~= nil, host = package.loaded['laya.host'] ~= nil, cmd = vim.fn.exists(':Laya') }")
+        .await;
+    assert_eq!(loaded["laya"], false);
+    assert_eq!(loaded["host"], false);
+    assert_eq!(loaded["cmd"], 2);
+    // setup() with the defaults happens on the first InsertEnter; point the
+    // default host path's plugin root at the built binary via config.
+    s.lua(&format!(
+        "require('laya.config').defaults.host.path = '{}'",
+        common::HOST
+    ))
+    .await;
+    s.set_lines(&["zephyrine zephyrine"]).await;
+    s.input("Gozeph").await;
+    s.wait_ghost_starting("yrine").await;
+    s.quit().await;
+}
