@@ -136,6 +136,7 @@ fn headless_layabench_writes_a_complete_results_file() {
     assert!(num(&r["ratio_e2e_to_ping"], "p50") > 0.0);
     assert!(num(&r["rss_kb"], "nvim") > 0.0);
     assert!(num(&r, "keystrokes_per_s") > 0.0);
+    assert!(num(&r, "capacity_keys_per_s") > 0.0);
 }
 
 #[test]

@@ -84,12 +84,13 @@ function M.lines(r)
   table.insert(
     lines,
     string.format(
-      'machine: %s, %d cores; %d keys at %d ms/key (%.0f keys/s), text %s; clock %s',
+      'machine: %s, %d cores; %d keys at %d ms/key (%.0f keys/s; capacity %s keys/s at the mean e2e), text %s; clock %s',
       r.machine.cpu,
       r.machine.nproc,
       r.keys_typed,
       r.rate_ms,
       r.keystrokes_per_s or 0,
+      tostring(r.capacity_keys_per_s or '?'),
       r.text,
       r.clock_sync
     )

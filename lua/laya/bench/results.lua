@@ -146,6 +146,11 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     r.stages[s[1]].what = s[2]
     table.insert(r.stage_order, s[1])
   end
+  -- Keys per second the pipeline could follow one after another, each
+  -- waiting for its ghost text (the replay itself is paced by `rate_ms`).
+  if r.e2e.n > 0 and r.e2e.mean_us > 0 then
+    r.capacity_keys_per_s = math.floor(1e6 / r.e2e.mean_us)
+  end
   if r.e2e.n > 0 and r.ping.n > 0 then
     r.ratio_e2e_to_ping = {
       p50 = math.floor(r.e2e.p50_us / r.ping.p50_us * 100 + 0.5) / 100,
