@@ -34,10 +34,10 @@ end
 
 local function row(name, s)
   if not s or s.n == 0 then
-    return string.format('  %-14s %6s', name, 'n/a')
+    return string.format('  %-20s %6s', name, 'n/a')
   end
   return string.format(
-    '  %-14s %6d %s %s %s %s',
+    '  %-20s %6d %s %s %s %s',
     name,
     s.n,
     lpad(fmt_us(s.p50_us), 9),
@@ -107,13 +107,15 @@ function M.lines(r)
     )
   )
   table.insert(lines, '')
-  table.insert(lines, string.format('  %-14s %6s %9s %9s %9s %9s', 'stage', 'n', 'p50', 'p90', 'p99', 'max'))
+  table.insert(lines, string.format('  %-20s %6s %9s %9s %9s %9s', 'stage', 'n', 'p50', 'p90', 'p99', 'max'))
   for _, name in ipairs(r.stage_order) do
     table.insert(lines, row(name, r.stages[name]))
   end
   table.insert(lines, row('= e2e', r.e2e))
   table.insert(lines, row('ping floor', r.ping))
   table.insert(lines, row('host total', r.host_total))
+  table.insert(lines, row('decision: in a word', r.decision_by_key.word_char))
+  table.insert(lines, row('decision: word end', r.decision_by_key.boundary))
   table.insert(lines, '')
   table.insert(lines, 'keystroke → ghost text:')
   local max = 0
