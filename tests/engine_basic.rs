@@ -238,3 +238,25 @@ fn tokenizer_matches_the_shared_vectors() {
         assert_eq!(got, want, "text {input:?}");
     }
 }
+
+#[test]
+fn deleted_text_leaves_no_trace_in_the_word_cache() {
+    // A typo typed, deleted and retyped: the typo is not proposed afterwards,
+    // and the word is counted once, as in a fresh reading of the final text.
+    let mut e = buffer_only();
+    let typed = "we parse the tokens; teh parsed ";
+    for end in 1..=typed.len() {
+        e.predict(&req(1, &typed[..end]));
+    }
+    for end in (typed.len() - 11..typed.len()).rev() {
+        e.predict(&req(1, &typed[..end]));
+    }
+    let fixed = "we parse the tokens; the parser te";
+    for end in typed.len() - 11..=fixed.len() {
+        e.predict(&req(1, &fixed[..end]));
+    }
+    let live = inserts(&mut e, 1, fixed);
+    assert!(!live.contains(&"h".to_string()), "{live:?}");
+    let mut fresh = buffer_only();
+    assert_eq!(live, inserts(&mut fresh, 1, fixed));
+}

@@ -93,8 +93,10 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
     let mut comp: [Hits; 3] = Default::default();
     let (mut shown, mut correct, mut queried) = (0u64, 0u64, 0u64);
     let mut lat_ns: Vec<u64> = Vec::new();
+    let mut cpu_ns: Vec<u64> = Vec::new();
     let mut block_idx: i64 = -1;
     let mut docs_scored = 0;
+    let (mut rereads, mut steps) = (0u64, 0u64);
     let t_start = Instant::now();
     for (d, doc) in documents(text).into_iter().enumerate() {
         let chars: Vec<char> = doc.chars().collect();
@@ -153,6 +155,7 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
                         first = false;
                     }
                     let before = &doc[offs[p.saturating_sub(s.window)]..offs[p]];
+                    let c0 = super::bench::thread_cpu_us();
                     let t0 = Instant::now();
                     let pred = engine.predict(&Request {
                         buffer: d as u64,
@@ -162,6 +165,10 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
                         k: s.k,
                     });
                     lat_ns.push(t0.elapsed().as_nanos() as u64);
+                    cpu_ns.push(((super::bench::thread_cpu_us() - c0) * 1e3) as u64);
+                    let cost = engine.last_cost();
+                    rereads += cost.reread as u64;
+                    steps += cost.steps as u64;
                     queries += 1;
                     let cands: Vec<&str> = pred
                         .candidates
@@ -214,13 +221,15 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
         }
     }
     lat_ns.sort_unstable();
-    let pct = |q: usize| -> f64 {
-        if lat_ns.is_empty() {
+    cpu_ns.sort_unstable();
+    let pct_of = |v: &[u64], q: usize| -> f64 {
+        if v.is_empty() {
             return 0.0;
         }
-        let k = ((q * lat_ns.len()).div_ceil(100)).clamp(1, lat_ns.len()) - 1;
-        (lat_ns[k] as f64 / 100.0).round() / 10.0
+        let k = ((q * v.len()).div_ceil(100)).clamp(1, v.len()) - 1;
+        (v[k] as f64 / 100.0).round() / 10.0
     };
+    let pct = |q: usize| pct_of(&lat_ns, q);
     let saved = |k: u64| ratio(chars_total.saturating_sub(k), chars_total);
     let mut m = json!({
         "chars": chars_total,
@@ -240,7 +249,10 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
         "nextword_n": nw.n,
         "wall_s": (t_start.elapsed().as_secs_f64() * 100.0).round() / 100.0,
         "predictor_errors": engine.errors(),
+        "model_steps": steps,
+        "rereads": rereads,
         "latency_self": {"n": lat_ns.len(), "p50_us": pct(50), "p90_us": pct(90), "p99_us": pct(99)},
+        "latency_cpu": {"n": cpu_ns.len(), "p50_us": pct_of(&cpu_ns, 50), "p90_us": pct_of(&cpu_ns, 90), "p99_us": pct_of(&cpu_ns, 99)},
     });
     for (c, h) in comp.iter().enumerate() {
         m[format!("comp{}_top1", c + 1)] = json!(ratio(h.top1, h.n));

@@ -33,11 +33,13 @@ pub fn case_agreement(prefix: &str, word: &str) -> f32 {
     if typed == prefix.as_bytes() {
         return 1.0;
     }
-    // Differing only in the first letter (sentence start, `The`/`the`) is ordinary.
-    if typed[1..] == prefix.as_bytes()[1..] || shouts(prefix) {
+    // Sentence case (`The`/`the`) and shouting are ordinary re-casings; making
+    // `valueError` of `ValueError` is not.
+    let rest_plain = !word.bytes().skip(1).any(|b| b.is_ascii_uppercase());
+    if (rest_plain && typed[1..] == prefix.as_bytes()[1..]) || shouts(prefix) {
         0.9
     } else {
-        0.3
+        0.05
     }
 }
 

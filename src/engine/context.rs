@@ -6,9 +6,10 @@
 
 use super::tokenizer::{tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
-use super::words::WordCache;
+use super::words::{Undo, WordCache};
 use crate::model::Backend;
 use anyhow::Result;
+use std::collections::HashSet;
 
 /// Tokens compared to accept an alignment (the context that shapes the state).
 const CHECK: usize = 32;
@@ -19,14 +20,25 @@ pub const REREAD: usize = 64;
 /// Tokens (and states) kept per buffer; the oldest are dropped beyond it.
 const KEEP: usize = 256;
 
-fn token_hash(t: &Token) -> u64 {
-    // FNV-1a over the text; newline and symbols are their own text.
+/// Lines remembered per buffer as learnt (beyond it, re-read lines are learnt again).
+const MAX_SEEN_LINES: usize = 100_000;
+
+/// FNV-1a, for token and line identity.
+fn fnv(text: &str) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
-    for b in t.text.bytes() {
+    for b in text.bytes() {
         h ^= b as u64;
         h = h.wrapping_mul(0x100000001b3);
     }
     h
+}
+
+fn token_hash(t: &Token) -> u64 {
+    fnv(t.text)
+}
+
+fn line_hash(line: &str) -> u64 {
+    fnv(line.trim_end_matches('\r'))
 }
 
 /// What `sync` did, for statistics and benchmarks.
@@ -41,6 +53,12 @@ pub struct SyncCost {
 /// The cached context of one buffer.
 pub struct BufferContext {
     hashes: Vec<u64>,
+    /// Per cached token: how to take back its word from `words` if the text
+    /// is deleted (None: not a word, or learnt before the cache was re-read).
+    undo: Vec<Option<Undo>>,
+    /// Hashes of lines whose words were learnt, so re-reading text after a
+    /// jump does not count it twice.
+    seen_lines: HashSet<u64>,
     /// `states[i*H..(i+1)*H]` = model state after tokens[..=i] (after `<s>` and them).
     states: Vec<f32>,
     /// State after `<s>` alone (the start of every re-read).
@@ -58,6 +76,8 @@ impl BufferContext {
     pub fn new() -> BufferContext {
         BufferContext {
             hashes: Vec::new(),
+            undo: Vec::new(),
+            seen_lines: HashSet::new(),
             states: Vec::new(),
             start_state: Vec::new(),
             words: WordCache::new(),
@@ -118,25 +138,27 @@ impl BufferContext {
                 m
             }
             _ => {
-                // Unknown or far-away text: learn all its words, re-read its tail.
-                self.truncate(0, hidden);
-                let skip_first = context.len() > 256
-                    && toks
-                        .first()
-                        .is_some_and(|t| t.start == 0 && t.kind == TokenKind::Word);
-                for t in toks.iter().skip(skip_first as usize) {
-                    if t.kind == TokenKind::Word {
-                        self.words.add(t.text);
-                    }
-                }
+                // Unknown or far-away text: learn the words of lines not seen
+                // yet, and re-read the tail for the model.
+                let cold = self.words.is_empty();
+                self.forget_tokens();
+                self.learn_lines(context, cold);
                 cost.reread = true;
                 new.len().saturating_sub(REREAD)
             }
         };
         for (i, t) in toks.iter().enumerate().skip(from) {
-            if !cost.reread && t.kind == TokenKind::Word {
-                self.words.add(t.text);
-            }
+            let undo = match t.kind {
+                TokenKind::Word if !cost.reread => Some(self.words.add_undoable(t.text)),
+                TokenKind::Newline => {
+                    let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
+                    self.seen_lines
+                        .insert(line_hash(&context[line_start..t.start]));
+                    None
+                }
+                _ => None,
+            };
+            self.undo.push(undo);
             self.hashes.push(new[i]);
             if let Some((backend, vocab)) = model.as_mut() {
                 let n = self.hashes.len();
@@ -149,7 +171,7 @@ impl BufferContext {
                     (&a[(n - 2) * hidden..], b)
                 };
                 if let Err(e) = backend.step(prev, vocab.id(t), next) {
-                    self.truncate(0, hidden);
+                    self.forget_tokens();
                     self.last_context.clear();
                     return Err(e);
                 }
@@ -159,6 +181,7 @@ impl BufferContext {
         if self.hashes.len() > KEEP {
             let drop = self.hashes.len() - KEEP + KEEP / 4;
             self.hashes.drain(..drop);
+            self.undo.drain(..drop);
             if hidden > 0 {
                 self.states.drain(..drop * hidden);
             }
@@ -169,9 +192,51 @@ impl BufferContext {
         Ok(cost)
     }
 
+    /// Drops the tokens after the first `n` (text deleted or replaced),
+    /// taking their words back out of the word cache, newest first.
     fn truncate(&mut self, n: usize, hidden: usize) {
+        while self.undo.len() > n {
+            if let Some(Some(u)) = self.undo.pop() {
+                self.words.undo(u);
+            }
+        }
         self.hashes.truncate(n);
         self.states.truncate(n * hidden);
+    }
+
+    /// Drops every cached token, keeping what was learnt (the text still exists).
+    fn forget_tokens(&mut self) {
+        self.undo.clear();
+        self.hashes.clear();
+        self.states.clear();
+    }
+
+    /// Learns the words of the lines of `context` not learnt before (all of
+    /// them when `cold`: the buffer is new).
+    fn learn_lines(&mut self, context: &str, cold: bool) {
+        // A long context was probably cut by the caller: its first line is partial.
+        let mut lines = context.split_inclusive('\n');
+        if context.len() > 256 && context[..context.len() - 1].contains('\n') {
+            lines.next();
+        }
+        for line in lines {
+            // The unfinished last line counts as a line of its own: jumping
+            // back into the middle of a known line re-learns only its start.
+            let text = line.strip_suffix('\n').unwrap_or(line);
+            let fresh = cold
+                || self.seen_lines.len() >= MAX_SEEN_LINES
+                || self.seen_lines.insert(line_hash(text));
+            if cold {
+                self.seen_lines.insert(line_hash(text));
+            }
+            if fresh {
+                for t in tokenize(line) {
+                    if t.kind == TokenKind::Word {
+                        self.words.add(t.text);
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -17,6 +17,16 @@ struct Stat {
     last: u64,
 }
 
+/// How to take back one `add` (see `WordCache::undo`).
+#[derive(Debug, Clone)]
+pub struct Undo {
+    word: Box<str>,
+    prev: Option<Stat>,
+    clock: u64,
+    total: u64,
+    total_decayed: f64,
+}
+
 /// Frequency + recency statistics of words.
 #[derive(Default)]
 pub struct WordCache {
@@ -54,6 +64,19 @@ impl WordCache {
 
     /// Records one occurrence of `word` (the newest).
     pub fn add(&mut self, word: &str) {
+        self.add_undoable(word);
+    }
+
+    /// Records one occurrence and returns what undoes it exactly (`undo`),
+    /// so text that is deleted again (backspace) leaves no trace.
+    pub fn add_undoable(&mut self, word: &str) -> Undo {
+        let undo = Undo {
+            word: word.into(),
+            prev: self.stats.get(word).copied(),
+            clock: self.clock,
+            total: self.total,
+            total_decayed: self.total_decayed,
+        };
         self.clock += 1;
         let now = self.clock;
         self.total += 1;
@@ -77,6 +100,25 @@ impl WordCache {
                     },
                 );
                 self.index.insert(index_key(word), ());
+            }
+        }
+        undo
+    }
+
+    /// Reverts an `add_undoable`; undos must be applied newest first.
+    pub fn undo(&mut self, u: Undo) {
+        self.clock = u.clock;
+        self.total = u.total;
+        self.total_decayed = u.total_decayed;
+        match u.prev {
+            Some(prev) => {
+                if self.stats.insert(u.word.clone(), prev).is_none() {
+                    self.index.insert(index_key(&u.word), ());
+                }
+            }
+            None => {
+                self.stats.remove(&u.word);
+                self.index.remove(&index_key(&u.word));
             }
         }
     }
@@ -178,6 +220,22 @@ mod tests {
         }
         c.add("new");
         assert!(c.prob("new") > c.prob("old"));
+    }
+
+    #[test]
+    fn undo_restores_exactly() {
+        let mut c = WordCache::new();
+        for w in ["a", "b", "a"] {
+            c.add(w);
+        }
+        let before: Vec<f32> = ["a", "b", "c"].iter().map(|w| c.prob(w)).collect();
+        let u1 = c.add_undoable("c");
+        let u2 = c.add_undoable("a");
+        c.undo(u2);
+        c.undo(u1);
+        let after: Vec<f32> = ["a", "b", "c"].iter().map(|w| c.prob(w)).collect();
+        assert_eq!(before, after);
+        assert_eq!(c.with_prefix("c").count(), 0);
     }
 
     #[test]

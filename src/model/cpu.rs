@@ -121,7 +121,9 @@ fn vector(w: &Weights, name: &str) -> Vec<f32> {
 }
 
 pub struct CpuBackend {
-    weights: Weights,
+    /// The mapped file while any matrix is read from it; dropped (unmapped)
+    /// when everything was converted, so its pages leave the resident set.
+    weights: Option<Weights>,
     dtype: WeightType,
     simd: Simd,
     embed: Matrix,
@@ -161,8 +163,9 @@ impl CpuBackend {
             q16: Vec::with_capacity(h.max(e)),
             simd: Simd::detect(),
             dtype,
-            weights,
+            weights: Some(weights),
         }
+        .unmap_if_unused()
     }
 }
 
@@ -223,6 +226,31 @@ fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
 
+impl CpuBackend {
+    fn unmap_if_unused(mut self) -> CpuBackend {
+        let mapped = |m: &Matrix| {
+            matches!(
+                m.data,
+                MatrixData::F32(Buf::Mapped(_))
+                    | MatrixData::Bf16(Buf::Mapped(_))
+                    | MatrixData::Int8(Buf::Mapped(_), _)
+            )
+        };
+        if ![&self.embed, &self.wx, &self.wh, &self.proj]
+            .into_iter()
+            .any(mapped)
+        {
+            self.weights = None;
+        }
+        self
+    }
+
+    /// True when the weights are read in place from the mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.weights.is_some()
+    }
+}
+
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"
@@ -263,7 +291,7 @@ impl Backend for CpuBackend {
                 self.embed.rows
             );
         }
-        let map = self.weights.all_bytes();
+        let map = self.weights.as_ref().map_or(&[][..], Weights::all_bytes);
         row(&self.embed, map, token as usize, &mut self.x);
         apply(
             self.simd,
@@ -298,7 +326,7 @@ impl Backend for CpuBackend {
                 h.len()
             );
         }
-        let map = self.weights.all_bytes();
+        let map = self.weights.as_ref().map_or(&[][..], Weights::all_bytes);
         apply(self.simd, &self.proj, map, h, &mut self.q16, &mut self.y);
         for (y, b) in self.y.iter_mut().zip(&self.proj_b) {
             *y += b;

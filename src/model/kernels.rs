@@ -9,19 +9,32 @@ use std::arch::x86_64::*;
 /// The instruction set the kernels use, detected once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Simd {
+    /// AVX2 + FMA, and for int8 matrices AVX-512 VNNI (`vpdpwssd`).
+    Avx512Vnni,
     Avx2Fma,
     Portable,
 }
 
 impl Simd {
+    /// True when the AVX2+FMA kernels may run.
+    fn avx2(self) -> bool {
+        self != Simd::Portable
+    }
+
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::env::var_os("LAYA_NO_SIMD").is_none()
-                && is_x86_feature_detected!("avx2")
-                && is_x86_feature_detected!("fma")
-            {
-                return Simd::Avx2Fma;
+            let allowed = std::env::var("LAYA_SIMD").unwrap_or_default();
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+            let vnni = avx2
+                && is_x86_feature_detected!("avx512bw")
+                && is_x86_feature_detected!("avx512vnni");
+            match allowed.as_str() {
+                "portable" => return Simd::Portable,
+                "avx2" if avx2 => return Simd::Avx2Fma,
+                _ if vnni => return Simd::Avx512Vnni,
+                _ if avx2 => return Simd::Avx2Fma,
+                _ => {}
             }
         }
         Simd::Portable
@@ -29,6 +42,7 @@ impl Simd {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Simd::Avx512Vnni => "avx512-vnni",
             Simd::Avx2Fma => "avx2+fma",
             Simd::Portable => "portable",
         }
@@ -40,7 +54,7 @@ pub fn matvec_f32(simd: Simd, w: &[f32], x: &[f32], out: &mut [f32]) {
     let cols = x.len();
     assert_eq!(w.len(), cols * out.len());
     #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2Fma {
+    if simd.avx2() {
         // SAFETY: AVX2 and FMA were detected at run time; lengths checked above.
         unsafe { avx2::matvec_f32(w, x, out) };
         return;
@@ -56,7 +70,7 @@ pub fn matvec_bf16(simd: Simd, w: &[u16], x: &[f32], out: &mut [f32]) {
     let cols = x.len();
     assert_eq!(w.len(), cols * out.len());
     #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2Fma {
+    if simd.avx2() {
         // SAFETY: as above.
         unsafe { avx2::matvec_bf16(w, x, out) };
         return;
@@ -88,9 +102,15 @@ pub fn matvec_i8(simd: Simd, q: &[i8], scale: &[f32], xq: &[i16], xscale: f32, o
     assert_eq!(q.len(), cols * out.len());
     assert_eq!(scale.len(), out.len());
     #[cfg(target_arch = "x86_64")]
-    if simd == Simd::Avx2Fma {
+    if simd.avx2() {
         // SAFETY: as above.
-        unsafe { avx2::matvec_i8(q, xq, out) };
+        unsafe {
+            if simd == Simd::Avx512Vnni {
+                avx512::matvec_i8(q, xq, out)
+            } else {
+                avx2::matvec_i8(q, xq, out)
+            }
+        };
         for (o, s) in out.iter_mut().zip(scale) {
             *o *= s * xscale;
         }
@@ -112,7 +132,7 @@ pub fn softmax(simd: Simd, v: &mut [f32]) {
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    let sum = if simd == Simd::Avx2Fma {
+    let sum = if simd.avx2() {
         // SAFETY: AVX2 and FMA were detected at run time.
         unsafe { avx2::exp_shifted(v, max) }
     } else {
@@ -377,6 +397,54 @@ mod avx2 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::*;
+
+    /// As `avx2::matvec_i8`, 32 columns per `vpdpwssd` (multiply i16 pairs and accumulate in i32).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+    pub unsafe fn matvec_i8(q: &[i8], xq: &[i16], out: &mut [f32]) {
+        let cols = xq.len();
+        let body = cols / 32 * 32;
+        let rows = out.len();
+        let qp = q.as_ptr();
+        let xp = xq.as_ptr();
+        let tail = |i: usize, from: usize| -> i32 {
+            (from..cols)
+                .map(|j| *qp.add(i * cols + j) as i32 * xq[j] as i32)
+                .sum()
+        };
+        let load = |p: *const i8| _mm512_cvtepi8_epi16(_mm256_loadu_si256(p as *const __m256i));
+        let mut i = 0;
+        while i + 4 <= rows {
+            let r = [
+                qp.add(i * cols),
+                qp.add((i + 1) * cols),
+                qp.add((i + 2) * cols),
+                qp.add((i + 3) * cols),
+            ];
+            let mut a = [_mm512_setzero_si512(); 4];
+            let mut j = 0;
+            while j < body {
+                let xv = _mm512_loadu_si512(xp.add(j) as *const _);
+                a[0] = _mm512_dpwssd_epi32(a[0], load(r[0].add(j)), xv);
+                a[1] = _mm512_dpwssd_epi32(a[1], load(r[1].add(j)), xv);
+                a[2] = _mm512_dpwssd_epi32(a[2], load(r[2].add(j)), xv);
+                a[3] = _mm512_dpwssd_epi32(a[3], load(r[3].add(j)), xv);
+                j += 32;
+            }
+            for k in 0..4 {
+                out[i + k] = (_mm512_reduce_add_epi32(a[k]) + tail(i + k, body)) as f32;
+            }
+            i += 4;
+        }
+        while i < rows {
+            out[i] = tail(i, 0) as f32;
+            i += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,7 +490,10 @@ mod tests {
             let (q, s) = quantize_rows(&w, cols);
             let mut xq = Vec::new();
             let xs = quantize_i16(&x, &mut xq);
-            for simd in [Simd::detect(), Simd::Portable] {
+            for simd in [Simd::detect(), Simd::Avx2Fma, Simd::Portable] {
+                if simd == Simd::Avx2Fma && Simd::detect() == Simd::Portable {
+                    continue;
+                }
                 let mut out = vec![0.0; rows];
                 matvec_f32(simd, &w, &x, &mut out);
                 for (a, b) in out.iter().zip(&want) {

@@ -48,6 +48,19 @@ pub trait Backend: Send {
     fn dtype(&self) -> &'static str {
         "f32"
     }
+    /// `step` then `logits` of the new state. A GPU backend overrides it to
+    /// do both in one evaluation and one device-to-host copy (on an H200 the
+    /// mlx backend takes ~150-170 us fused against ~210 us as two calls).
+    fn step_logits(
+        &mut self,
+        h: &[f32],
+        token: u32,
+        h_out: &mut [f32],
+        logits: &mut [f32],
+    ) -> Result<()> {
+        self.step(h, token, h_out)?;
+        self.logits(h_out, logits)
+    }
 }
 
 pub mod cpu;
@@ -99,7 +112,22 @@ pub fn load_backend(
 ) -> Result<Box<dyn Backend>> {
     let dtype = dtype.map(weights::WeightType::parse).transpose()?;
     match backend {
-        "auto" | "cpu" => {}
+        "cpu" => {}
+        // "auto" takes MLX only when built with it and a GPU is there; an MLX
+        // failure then falls back to the cpu backend rather than no model.
+        "auto" =>
+        {
+            #[cfg(feature = "mlx")]
+            if mlx::gpu_available() {
+                match mlx::open(path, vocab, dtype) {
+                    Ok(b) => return Ok(Box::new(b)),
+                    Err(e) => eprintln!("laya: mlx backend failed, using cpu: {e:#}"),
+                }
+            }
+        }
+        #[cfg(feature = "mlx")]
+        "mlx" => return Ok(Box::new(mlx::open(path, vocab, dtype)?)),
+        #[cfg(not(feature = "mlx"))]
         "mlx" => {
             bail!("backend \"mlx\": this build has no MLX support (build with --features mlx)")
         }

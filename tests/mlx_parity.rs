@@ -1,0 +1,276 @@
+//! Parity of the MLX backend (real MLX, through our C++ bridge) with the
+//! engine's cpu backend on model files (a generated one of the default
+//! model's shape, and models/laya-default.safetensors when it is there) and
+//! with the plain FORMAT.md reference: same weights, same tokens, same logits
+//! (f32: max |delta logit| <= 1e-4 and identical top-8 over 300 steps).
+#![cfg(feature = "mlx")]
+
+use std::path::{Path, PathBuf};
+
+use laya::engine::vocab::Vocab;
+use laya::model::cpu::CpuBackend;
+use laya::model::mlx::reference::{self, top_k, OwnedWeights};
+use laya::model::mlx::{MlxBackend, MlxCompute, MlxDevice, MlxOptions};
+use laya::model::weights::{WeightType, Weights};
+use laya::model::{testgen, vocab_path_for, Backend};
+
+// The default model's shape (models/FORMAT.md metadata example).
+const VOCAB: usize = 16384;
+const EMBED: usize = 256;
+const HIDDEN: usize = 512;
+const STEPS: usize = 300;
+
+/// `<s>` then a reproducible stream of token ids over the whole vocabulary.
+fn tokens() -> Vec<u32> {
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut out = vec![1u32];
+    while out.len() < STEPS {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push((x % VOCAB as u64) as u32);
+    }
+    out
+}
+
+fn cpu_options(compute: MlxCompute) -> MlxOptions {
+    MlxOptions {
+        device: MlxDevice::Cpu,
+        compute,
+        ..MlxOptions::default()
+    }
+}
+
+/// Reference states and logits for every step of `tokens()`.
+fn reference_run(w: &OwnedWeights) -> Vec<(Vec<f32>, Vec<f32>)> {
+    let view = w.view();
+    let mut h = vec![0f32; HIDDEN];
+    let mut out = Vec::new();
+    for &t in &tokens() {
+        let mut h2 = vec![0f32; HIDDEN];
+        reference::step(&view, &h, t, &mut h2);
+        let mut logits = vec![0f32; VOCAB];
+        reference::logits(&view, &h2, &mut logits);
+        h = h2;
+        out.push((h.clone(), logits));
+    }
+    out
+}
+
+fn max_abs_delta(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn f32_matches_reference_through_the_backend_trait() {
+    let w = OwnedWeights::synthetic(VOCAB, EMBED, HIDDEN, 7);
+    let want = reference_run(&w);
+    let mut mlx =
+        MlxBackend::from_f32(&w.view(), &cpu_options(MlxCompute::F32)).expect("load into mlx");
+    assert_eq!(mlx.name(), "mlx");
+    assert!(mlx.device().starts_with("mlx cpu"), "{}", mlx.device());
+
+    let mut h = vec![0f32; HIDDEN];
+    let mut worst_logit = 0f32;
+    let mut worst_state = 0f32;
+    for (i, &t) in tokens().iter().enumerate() {
+        let mut h2 = vec![0f32; HIDDEN];
+        mlx.step(&h, t, &mut h2).expect("step");
+        let mut logits = vec![0f32; VOCAB];
+        mlx.logits(&h2, &mut logits).expect("logits");
+        let (want_h, want_logits) = &want[i];
+        worst_state = worst_state.max(max_abs_delta(&h2, want_h));
+        worst_logit = worst_logit.max(max_abs_delta(&logits, want_logits));
+        assert_eq!(
+            top_k(&logits, 8),
+            top_k(want_logits, 8),
+            "top-8 differs at step {i} (token {t})"
+        );
+        h = h2;
+    }
+    eprintln!("mlx f32 vs reference over {STEPS} steps: max |dlogit| {worst_logit:.3e}, max |dh| {worst_state:.3e}");
+    assert!(
+        worst_logit <= 1e-4,
+        "max |delta logit| {worst_logit} > 1e-4"
+    );
+    assert!(worst_state <= 1e-5, "max |delta h| {worst_state} > 1e-5");
+}
+
+/// Steps the cpu backend (f32 view of the file) and the MLX backend (the
+/// file's own numbers: int8 dequantized to f32) through `tokens()`.
+fn compare_with_cpu_backend(path: &Path) {
+    let vocab = Vocab::load(&vocab_path_for(path)).expect("vocabulary");
+    let open = || Weights::open(path, Some(&vocab)).expect("model file");
+    let mut cpu = CpuBackend::new(open(), Some(WeightType::F32));
+    let mut mlx = MlxBackend::from_weights(&open(), None, &cpu_options(MlxCompute::F32))
+        .expect("load into mlx");
+    let (v, hd) = (cpu.vocab_size(), cpu.hidden_dim());
+    assert_eq!((mlx.vocab_size(), mlx.hidden_dim()), (v, hd));
+    let (mut hc, mut hm) = (vec![0f32; hd], vec![0f32; hd]);
+    let (mut lc, mut lm) = (vec![0f32; v], vec![0f32; v]);
+    let mut worst = 0f32;
+    for (i, &t) in tokens().iter().enumerate() {
+        let t = t % v as u32;
+        let (mut hc2, mut hm2) = (vec![0f32; hd], vec![0f32; hd]);
+        cpu.step(&hc, t, &mut hc2).expect("cpu step");
+        cpu.logits(&hc2, &mut lc).expect("cpu logits");
+        mlx.step(&hm, t, &mut hm2).expect("mlx step");
+        mlx.logits(&hm2, &mut lm).expect("mlx logits");
+        worst = worst.max(max_abs_delta(&lc, &lm));
+        assert_eq!(
+            top_k(&lm, 8),
+            top_k(&lc, 8),
+            "{}: top-8 differs at step {i}",
+            path.display()
+        );
+        (hc, hm) = (hc2, hm2);
+    }
+    eprintln!(
+        "{}: mlx vs cpu backend over {STEPS} steps: max |dlogit| {worst:.3e}",
+        path.display()
+    );
+    assert!(
+        worst <= 1e-4,
+        "{}: max |delta logit| {worst} > 1e-4",
+        path.display()
+    );
+}
+
+#[test]
+fn f32_matches_the_cpu_backend_on_a_model_file() {
+    let dir = std::env::temp_dir().join(format!("laya-mlx-parity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let words: Vec<String> = (3..VOCAB).map(|i| format!("w{i}")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let path =
+        testgen::write_random_model(&dir, "parity", &words, EMBED, HIDDEN, WeightType::F32, 21)
+            .expect("write model");
+    compare_with_cpu_backend(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_default_model_matches_the_cpu_backend() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors");
+    if !path.exists() {
+        eprintln!("no {} in this checkout: nothing to compare", path.display());
+        return;
+    }
+    compare_with_cpu_backend(&path);
+}
+
+#[test]
+fn fused_and_resident_paths_match_the_plain_step() {
+    let w = OwnedWeights::synthetic(VOCAB, EMBED, HIDDEN, 11);
+    let want = reference_run(&w);
+    let mut mlx =
+        MlxBackend::from_f32(&w.view(), &cpu_options(MlxCompute::F32)).expect("load into mlx");
+    let mut h = vec![0f32; HIDDEN];
+    let mut resident_logits = vec![0f32; VOCAB];
+    for (i, &t) in tokens().iter().take(60).enumerate() {
+        let mut h2 = vec![0f32; HIDDEN];
+        let mut logits = vec![0f32; VOCAB];
+        mlx.step_logits(&h, t, &mut h2, &mut logits)
+            .expect("step+logits");
+        assert!(max_abs_delta(&logits, &want[i].1) <= 1e-4, "fused step {i}");
+        h = h2;
+    }
+    let mut h = vec![0f32; HIDDEN];
+    let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+    for (i, &t) in tokens().iter().take(60).enumerate() {
+        let mut h2 = vec![0f32; HIDDEN];
+        mlx.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
+            .expect("step+top-k");
+        let want_ids: Vec<u32> = top_k(&want[i].1, 8).into_iter().map(|v| v as u32).collect();
+        assert_eq!(ids.to_vec(), want_ids, "top-8 ids at step {i}");
+        assert!(
+            max_abs_delta(&h2, &want[i].0) <= 1e-5,
+            "top-k path state at step {i}"
+        );
+        h = h2;
+    }
+    // A state other than the last one handed back must be uploaded, not
+    // mistaken for the device-resident one.
+    let (old_h, t) = (&want[5].0, 77u32);
+    let mut want_h = vec![0f32; HIDDEN];
+    reference::step(&w.view(), old_h, t, &mut want_h);
+    let mut got_h = vec![0f32; HIDDEN];
+    mlx.step(old_h, t, &mut got_h)
+        .expect("step from an older state");
+    assert!(max_abs_delta(&got_h, &want_h) <= 1e-5, "older state");
+
+    mlx.reset().expect("reset");
+    for (i, &t) in tokens().iter().take(60).enumerate() {
+        mlx.step_resident(t, Some(&mut resident_logits))
+            .expect("resident step");
+        assert!(
+            max_abs_delta(&resident_logits, &want[i].1) <= 1e-4,
+            "resident step {i}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_crash() {
+    let w = OwnedWeights::synthetic(64, 64, 64, 3);
+    let mut mlx =
+        MlxBackend::from_f32(&w.view(), &cpu_options(MlxCompute::F32)).expect("load into mlx");
+    let h = vec![0f32; 64];
+    let mut out = vec![0f32; 64];
+    let err = mlx.step(&h, 64, &mut out).unwrap_err().to_string();
+    assert!(err.contains("out of range"), "{err}");
+    assert!(mlx.step(&h[..10], 1, &mut out).is_err());
+    assert!(mlx.logits(&h, &mut out[..3]).is_err());
+    // Still usable after the errors.
+    mlx.step(&h, 63, &mut out).expect("step after errors");
+
+    let mut short = w.clone();
+    short.gru_wh.pop();
+    let err = MlxBackend::from_f32(&short.view(), &cpu_options(MlxCompute::F32))
+        .err()
+        .expect("short tensor");
+    assert!(err.to_string().contains("gru.wh"), "{err}");
+    let q = MlxBackend::from_f32(
+        &OwnedWeights::synthetic(64, 48, 64, 3).view(),
+        &cpu_options(MlxCompute::Q4),
+    );
+    assert!(q.is_err(), "48 is not a multiple of the quantization group");
+}
+
+/// Reduced precision and quantized weights still pick the reference's words
+/// (agreement of the top-1 with the f32 reference; the measured figures for
+/// the real model are in BENCHMARKS.md).
+#[test]
+fn reduced_precision_agrees_with_f32() {
+    let w = OwnedWeights::synthetic(VOCAB, EMBED, HIDDEN, 5);
+    let want = reference_run(&w);
+    for (compute, floor) in [
+        (MlxCompute::Bf16, 0.9),
+        (MlxCompute::F16, 0.95),
+        (MlxCompute::Q8, 0.9),
+        (MlxCompute::Q4, 0.5),
+    ] {
+        let mut mlx =
+            MlxBackend::from_f32(&w.view(), &cpu_options(compute)).expect("load into mlx");
+        mlx.reset().expect("reset");
+        let mut logits = vec![0f32; VOCAB];
+        let mut same = 0;
+        for (i, &t) in tokens().iter().enumerate() {
+            mlx.step_resident(t, Some(&mut logits)).expect("step");
+            same += (top_k(&logits, 1) == top_k(&want[i].1, 1)) as usize;
+        }
+        let agreement = same as f64 / STEPS as f64;
+        eprintln!(
+            "mlx {} top-1 agreement with f32 reference: {agreement:.3}",
+            compute.as_str()
+        );
+        assert!(
+            agreement >= floor,
+            "{}: top-1 agreement {agreement} < {floor}",
+            compute.as_str()
+        );
+    }
+}

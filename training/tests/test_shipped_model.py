@@ -1,0 +1,77 @@
+"""The shipped default model (models/) passes the loader's checks in both
+variants, its int8 and bf16 files agree on the ranking, it predicts the held-out
+text far better than chance, and the held-out samples are well formed."""
+
+import os
+import tempfile
+import unittest
+
+import mlx.core as mx
+import numpy as np
+
+from training import shards
+from training.export import load
+from training.vocab import Vocab
+
+mx.set_default_device(mx.cpu)
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+MODELS = os.path.join(ROOT, "models")
+DATA = os.path.join(ROOT, "tests", "data")
+
+
+class ShippedModel(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.int8, cls.meta = load(os.path.join(MODELS, "laya-default.safetensors"))
+        cls.vocab = Vocab(os.path.join(MODELS, "laya-default.vocab.txt"))
+        text = open(os.path.join(DATA, "heldout-code.txt"), encoding="utf-8").read().split("\f\n")[0]
+        cls.ids = cls.vocab.encode(text)[:400]
+
+    def test_metadata(self):
+        self.assertEqual(self.meta["dtype"], "int8")
+        self.assertEqual(self.meta["vocab_sha256"], self.vocab.sha256)
+        self.assertEqual(int(self.meta["vocab_size"]), len(self.vocab))
+        self.assertLessEqual(os.path.getsize(os.path.join(MODELS, "laya-default.safetensors")), 16_000_000)
+
+    def test_bf16_ranks_like_int8(self):
+        path = os.path.join(MODELS, "laya-default-bf16.safetensors")
+        if not os.path.exists(path):
+            self.skipTest("no bf16 variant shipped")
+        bf16, meta = load(path)
+        self.assertEqual(meta["dtype"], "bf16")
+        x = mx.array([self.ids[:-1]])
+        a, _ = self.int8(x)
+        b, _ = bf16(x)
+        self.assertGreater(float(mx.mean(mx.argmax(a, -1) == mx.argmax(b, -1))), 0.9)
+
+    def test_predicts_held_out_text(self):
+        x, y = mx.array([self.ids[:-1]]), mx.array([self.ids[1:]])
+        logits, _ = self.int8(x)
+        nll = float(mx.mean(mx.logsumexp(logits, -1) - mx.take_along_axis(logits, y[..., None], -1)[..., 0]))
+        self.assertLess(np.exp(nll), 100)  # chance is 16384
+
+    def test_held_out_samples(self):
+        for kind in ("prose", "code"):
+            text = open(os.path.join(DATA, f"heldout-{kind}.txt"), encoding="utf-8").read()
+            docs = text.split("\f\n")
+            self.assertGreater(len(docs), 5)
+            self.assertLessEqual(len(text), 160_000)
+            for d in docs:
+                self.assertTrue(d.endswith("\n"))
+                self.assertNotIn("\f", d)
+
+
+class Shards(unittest.TestCase):
+    def test_round_trip_under_the_size_limit(self):
+        arrays = {"embed": np.random.rand(3000, 64).astype(np.float32), "b": np.arange(5, dtype=np.float32)}
+        with tempfile.TemporaryDirectory() as d:
+            paths = shards.save(arrays, os.path.join(d, "w"), limit=200_000)
+            self.assertGreater(len(paths), 1)
+            self.assertTrue(all(os.path.getsize(p) <= 200_000 for p in paths))
+            back = shards.load(os.path.join(d, "w"))
+        for k in arrays:
+            np.testing.assert_array_equal(back[k], arrays[k])
+
+
+if __name__ == "__main__":
+    unittest.main()
