@@ -85,6 +85,7 @@ impl Decider {
     }
 
     fn answer(&self, engine: &mut Engine, job: Job) {
+        Stats::bump(&self.stats.predict_started);
         if let Some(d) = self.test_delay {
             std::thread::sleep(d);
         }

@@ -125,6 +125,10 @@ impl Host {
                         Value::from(Stats::get(&s.predict_superseded)),
                     ),
                     (
+                        "predict_started",
+                        Value::from(Stats::get(&s.predict_started)),
+                    ),
+                    (
                         "predict_answered",
                         Value::from(Stats::get(&s.predict_answered)),
                     ),

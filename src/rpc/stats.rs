@@ -67,6 +67,8 @@ const RECENT: usize = 1024;
 pub struct Stats {
     pub predict_received: AtomicU64,
     pub predict_superseded: AtomicU64,
+    /// Taken up by the decision thread (answered once the engine is done).
+    pub predict_started: AtomicU64,
     pub predict_answered: AtomicU64,
     pub accepted: AtomicU64,
     pub bad_input: AtomicU64,
