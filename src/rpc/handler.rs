@@ -63,7 +63,7 @@ impl Handler for Host {
     async fn handle_request(
         &self,
         name: String,
-        args: Vec<Value>,
+        _args: Vec<Value>,
         _nvim: Neovim<Writer>,
     ) -> Result<Value, Value> {
         match name.as_str() {
@@ -78,7 +78,6 @@ impl Handler for Host {
             other => {
                 let e = format!("unknown method `{other}`; {METHODS}");
                 self.bad_input(&e);
-                let _ = args;
                 Err(Value::from(e))
             }
         }
