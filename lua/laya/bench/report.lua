@@ -58,11 +58,14 @@ function M.summary_lines(r)
       tostring(r.quantization)
     ),
     string.format(
-      'keystroke → ghost text: p50 %s, p99 %s (n=%d of %d keys); ping floor p50 %s, p99 %s; ratio p50 %s',
+      'keystroke → ghost text: p50 %s, p99 %s (n=%d of %d keys)',
       fmt_us(r.e2e.p50_us),
       fmt_us(r.e2e.p99_us),
       r.e2e.n or 0,
-      r.keys_measured,
+      r.keys_measured
+    ),
+    string.format(
+      'ping floor: p50 %s, p99 %s; ratio e2e / ping at p50 %s',
       fmt_us(r.ping.p50_us),
       fmt_us(r.ping.p99_us),
       r.ratio_e2e_to_ping and string.format('%.2f×', r.ratio_e2e_to_ping.p50) or '-'
@@ -81,18 +84,16 @@ end
 function M.lines(r)
   local lines = M.summary_lines(r)
   table.insert(lines, '')
+  table.insert(lines, string.format('machine: %s, %d cores; clock %s', r.machine.cpu, r.machine.nproc, r.clock_sync))
   table.insert(
     lines,
     string.format(
-      'machine: %s, %d cores; %d keys at %d ms/key (%.0f keys/s; capacity %s keys/s at the mean e2e), text %s; clock %s',
-      r.machine.cpu,
-      r.machine.nproc,
+      'replay: %d keys at %d ms/key (%.0f keys/s), text %s; capacity %s keys/s at the mean e2e',
       r.keys_typed,
       r.rate_ms,
       r.keystrokes_per_s or 0,
-      tostring(r.capacity_keys_per_s or '?'),
       r.text,
-      r.clock_sync
+      tostring(r.capacity_keys_per_s or '?')
     )
   )
   table.insert(
