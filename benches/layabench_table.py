@@ -41,18 +41,22 @@ def main(folder):
     )
     print()
     print("| run | e2e p50 | e2e p90 | e2e p99 | e2e max | ping p50 | ping p99 | e2e/ping p50 "
-          "| decision p50 | decision p99 | seed MLX p50 | seed/decision p50 | answered |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| decision p50 | decision p99 | decision at word ends p50 | seed MLX p50 | seed/decision p50 "
+          "| seed/word-end decision p50 | answered |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cols = {k: [] for k in ("e50", "e99", "p50", "r50", "d50", "s50", "sr")}
     for n, r in runs:
         e, p, d = r["e2e"], r["ping"], r["stages"]["decision"]
         s = seeds.get(n, {}).get("seed_python_mlx")
         seed_p50 = f"{s['p50_us']:.0f}" if s else "-"
         ratio = f"{s['p50_us'] / d['p50_us']:.1f}×" if s and d.get("p50_us") else "-"
+        wb = r.get("decision_by_key", {}).get("boundary", {})
+        wb_p50 = f"{wb['p50_us']:.0f}" if wb.get("n") else "-"
+        wb_ratio = f"{s['p50_us'] / wb['p50_us']:.1f}×" if s and wb.get("n") else "-"
         print(
             f"| {n} | {e['p50_us']:.0f} | {e['p90_us']:.0f} | {e['p99_us']:.0f} | {e['max_us']:.0f} "
             f"| {p['p50_us']:.0f} | {p['p99_us']:.0f} | {e['p50_us'] / p['p50_us']:.2f}× "
-            f"| {d['p50_us']:.0f} | {d['p99_us']:.0f} | {seed_p50} | {ratio} "
+            f"| {d['p50_us']:.0f} | {d['p99_us']:.0f} | {wb_p50} | {seed_p50} | {ratio} | {wb_ratio} "
             f"| {r['answered']}/{r['keys_measured']} |"
         )
         cols["e50"].append(e["p50_us"])
@@ -77,9 +81,16 @@ def main(folder):
     print("| stage | n | p50 | p90 | p99 | max |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     last = runs[-1][1]
-    for name in last["stage_order"] + ["=e2e", "=ping", "=rpc_roundtrip", "=host_total"]:
-        s = last[name[1:]] if name.startswith("=") else last["stages"][name]
-        label = name[1:] if name.startswith("=") else f"{name} ({last['stages'][name]['what']})"
+    extra = {
+        "decision, key in a word": last.get("decision_by_key", {}).get("word_char", {}),
+        "decision, key ending a word": last.get("decision_by_key", {}).get("boundary", {}),
+    }
+    for name in last["stage_order"] + ["=e2e", "=ping", "=rpc_roundtrip", "=host_total"] + list(extra):
+        if name in extra:
+            s, label = extra[name], name
+        else:
+            s = last[name[1:]] if name.startswith("=") else last["stages"][name]
+            label = name[1:] if name.startswith("=") else f"{name} ({last['stages'][name]['what']})"
         if s.get("n"):
             print(f"| {label} | {s['n']} | {s['p50_us']:.0f} | {s['p90_us']:.0f} | {s['p99_us']:.0f} | {s['max_us']:.0f} |")
     rss = last["rss_kb"]

@@ -108,6 +108,14 @@ fn headless_layabench_writes_a_complete_results_file() {
         }
     }
 
+    // Decisions split by the kind of key add up to all decisions.
+    let by_key = &r["decision_by_key"];
+    assert_eq!(
+        num(&by_key["word_char"], "n") + num(&by_key["boundary"], "n"),
+        num(&r["stages"]["decision"], "n")
+    );
+    assert_summary("decisions at word ends", &by_key["boundary"]);
+
     // Every measured key was typed and counted once.
     assert_eq!(num(&r, "keys_measured"), 150.0);
     assert_eq!(num(&r, "keys_typed"), 155.0);
@@ -136,6 +144,7 @@ fn headless_layabench_writes_a_complete_results_file() {
     assert!(num(&r["ratio_e2e_to_ping"], "p50") > 0.0);
     assert!(num(&r["rss_kb"], "nvim") > 0.0);
     assert!(num(&r, "keystrokes_per_s") > 0.0);
+    assert!(num(&r, "capacity_keys_per_s") > 0.0);
 }
 
 #[test]

@@ -175,7 +175,7 @@ function M.run(opts)
     H.close_scratch(tab, buf)
     return nil, "LayaBench: Laya is off for a scratch buffer with no filetype (see the `filetypes['*']` option)"
   end
-  local run = { key_ns = {}, shown = {}, pings = {}, typed = 0 }
+  local run = { keys = keys, key_ns = {}, shown = {}, pings = {}, typed = 0 }
   local observer = function(t, answer)
     H.on_shown(run, t, answer)
   end

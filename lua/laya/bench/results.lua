@@ -65,7 +65,10 @@ end
 --- host's status before and after; `origin_us`: host clock zero on the Lua
 --- clock (µs) or nil; `sync`: how it was found.
 function M.build(run, opts, before, after, host_pid, origin_us, sync)
-  local samples = { e2e = {}, rpc = {}, host_total = {} }
+  -- Decisions split by the key typed: a word character usually costs no
+  -- model step (the prefix narrows a cached distribution), anything else
+  -- ends a word and steps the model — what the seed baseline times.
+  local samples = { e2e = {}, rpc = {}, host_total = {}, decision_word = {}, decision_boundary = {} }
   for _, s in ipairs(M.STAGES) do
     samples[s[1]] = {}
   end
@@ -87,6 +90,8 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
       if t.host_recv_us and t.host_start_us and t.host_done_us then
         table.insert(samples.host_queue, t.host_start_us - t.host_recv_us)
         table.insert(samples.decision, t.host_done_us - t.host_start_us)
+        local word_key = (run.keys[k] or ''):match('^[%w_]$') ~= nil
+        table.insert(word_key and samples.decision_word or samples.decision_boundary, t.host_done_us - t.host_start_us)
         table.insert(samples.host_total, t.host_done_us - t.host_recv_us)
         if origin_us then
           table.insert(samples.send_to_host, origin_us + t.host_recv_us - sent_us)
@@ -134,6 +139,10 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     ping = stats.summary(ping),
     rpc_roundtrip = stats.summary(samples.rpc),
     host_total = stats.summary(samples.host_total),
+    decision_by_key = {
+      word_char = stats.summary(samples.decision_word),
+      boundary = stats.summary(samples.decision_boundary),
+    },
     stages = {},
     stage_order = {},
     histogram = stats.histogram(samples.e2e),
@@ -145,6 +154,11 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     r.stages[s[1]] = stats.summary(samples[s[1]])
     r.stages[s[1]].what = s[2]
     table.insert(r.stage_order, s[1])
+  end
+  -- Keys per second the pipeline could follow one after another, each
+  -- waiting for its ghost text (the replay itself is paced by `rate_ms`).
+  if r.e2e.n > 0 and r.e2e.mean_us > 0 then
+    r.capacity_keys_per_s = math.floor(1e6 / r.e2e.mean_us)
   end
   if r.e2e.n > 0 and r.ping.n > 0 then
     r.ratio_e2e_to_ping = {
