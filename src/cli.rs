@@ -9,11 +9,26 @@ mod protocol;
 use crate::engine::{Engine, EngineOptions, Request};
 use std::path::PathBuf;
 
-const USAGE: &str = "usage: laya serve | predict [OPTIONS] TEXT | protocol [OPTIONS] | eval [OPTIONS] FILE | bench [OPTIONS] [FILE] | --version
-options: --model PATH  --backend auto|cpu|mlx  --dtype f32|bf16|int8  --no-model  --threshold X  -k N";
+const USAGE: &str = "usage: laya serve                      the Neovim host (msgpack-RPC on stdio)
+       laya predict [OPTIONS] TEXT     top-k for TEXT before the cursor (\\n for newlines)
+       laya protocol [OPTIONS]         METRICS.md line protocol on stdin/stdout (ksr.py --cmd)
+       laya eval [OPTIONS] FILE        METRICS.md metrics natively [--json --window W --block-chars N --every N --offset N]
+       laya bench [OPTIONS] [FILE]     latency by keystroke kind, load, RSS [--keystrokes N --window W --config=cpu:int8 ...]
+       laya agree FILE --dtype D       quantized vs f32 top-1/top-3 agreement [--other=PATH --positions N]
+       laya random-model VOCAB OUT     random weights for a vocabulary (development)
+       laya --version
+options: --model PATH  --backend auto|cpu|mlx  --dtype f32|bf16|int8  --no-model  --threshold X  -k N
+         --ghost-words N  --tune key=value,...";
 
 /// Runs a CLI subcommand; returns the process exit code.
 pub fn run(args: &[String]) -> i32 {
+    // Like other Unix tools, end quietly when the reader of stdout goes away
+    // (`laya eval ... | head`) instead of panicking in println!.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let Some(cmd) = args.first() else {
         eprintln!("{USAGE}");
         return 2;
@@ -80,6 +95,7 @@ impl Opts {
                             .map_err(|_| format!("--threshold {v}: not a number"))?,
                     )
                 }
+                "--tune" => o.engine.tuning.set(&value(a)?)?,
                 "--ghost-words" => {
                     let v = value(a)?;
                     o.engine.ghost_words = v

@@ -212,16 +212,19 @@ pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
         }
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| "laya".into());
+    // Everything but the configuration's own options, so model, keystrokes
+    // and window reach the children.
     let passthrough: Vec<&String> = {
-        // Everything but --config=..., so model, keystrokes, window reach the children.
-        args.iter()
-            .filter(|a| {
-                !a.starts_with("--config=")
-                    && *a != "--dtype"
-                    && *a != "--backend"
-                    && *a != "--no-model"
-            })
-            .collect()
+        let mut keep = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if ["--dtype", "--backend"].contains(&a.as_str()) {
+                it.next();
+            } else if !a.starts_with("--config=") && a != "--no-model" {
+                keep.push(a);
+            }
+        }
+        keep
     };
     println!(
         "text: {path} ({} chars); window {} chars; far edit every {FAR_EDIT_EVERY} keystrokes",
@@ -234,13 +237,21 @@ pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
     for c in configs {
         let mut cmd = Command::new(&exe);
         cmd.arg("bench").args(&passthrough).arg("--child");
-        match c.split_once(':') {
+        // backend:dtype[@model file]
+        let (spec, model) = match c.split_once('@') {
+            Some((spec, path)) => (spec, Some(path)),
+            None => (c.as_str(), None),
+        };
+        match spec.split_once(':') {
             Some((b, d)) => {
                 cmd.args(["--backend", b, "--dtype", d]);
             }
             None => {
                 cmd.arg("--no-model");
             }
+        }
+        if let Some(path) = model {
+            cmd.args(["--model", path]);
         }
         cmd.stderr(std::process::Stdio::inherit());
         let out = match cmd.output() {

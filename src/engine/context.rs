@@ -121,6 +121,7 @@ impl BufferContext {
     pub fn sync(
         &mut self,
         context: &str,
+        vocab: Option<&Vocab>,
         mut model: Option<(&mut dyn Backend, &Vocab)>,
     ) -> Result<SyncCost> {
         // Inside a word the context is unchanged (or lost a few characters at
@@ -158,14 +159,17 @@ impl BufferContext {
                 // yet, and re-read the tail for the model.
                 let cold = self.words.is_empty();
                 self.forget_tokens();
-                self.learn_lines(context, cold);
+                self.learn_lines(context, cold, vocab);
                 cost.reread = true;
                 new.len().saturating_sub(REREAD)
             }
         };
         for (i, t) in toks.iter().enumerate().skip(from) {
             let undo = match t.kind {
-                TokenKind::Word if !cost.reread => Some(self.words.add_undoable(t.text)),
+                TokenKind::Word if !cost.reread => {
+                    let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
+                    Some(self.words.add_undoable(t.text, oov))
+                }
                 TokenKind::Newline => {
                     let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
                     self.seen_lines
@@ -240,7 +244,7 @@ impl BufferContext {
 
     /// Learns the words of the lines of `context` not learnt before (all of
     /// them when `cold`: the buffer is new).
-    fn learn_lines(&mut self, context: &str, cold: bool) {
+    fn learn_lines(&mut self, context: &str, cold: bool, vocab: Option<&Vocab>) {
         // A long context was probably cut by the caller: its first line is partial.
         let mut lines = context.split_inclusive('\n');
         if context.len() > 256 && context[..context.len() - 1].contains('\n') {
@@ -259,7 +263,8 @@ impl BufferContext {
             if fresh {
                 for t in tokenize(line) {
                     if t.kind == TokenKind::Word {
-                        self.words.add(t.text);
+                        let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
+                        self.words.add_undoable(t.text, oov);
                     }
                 }
             }
@@ -325,10 +330,10 @@ mod tests {
     #[test]
     fn learns_each_word_once() {
         let mut c = BufferContext::new();
-        c.sync("alpha beta ", None).unwrap();
-        c.sync("alpha beta ", None).unwrap();
-        c.sync("alpha beta gamma ", None).unwrap();
-        c.sync("alpha beta gamma alpha ", None).unwrap();
+        c.sync("alpha beta ", None, None).unwrap();
+        c.sync("alpha beta ", None, None).unwrap();
+        c.sync("alpha beta gamma ", None, None).unwrap();
+        c.sync("alpha beta gamma alpha ", None, None).unwrap();
         let mut w = WordCache::new();
         for x in ["alpha", "beta", "gamma", "alpha"] {
             w.add(x);

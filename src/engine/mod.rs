@@ -20,7 +20,7 @@ pub mod tokenizer;
 pub mod vocab;
 pub mod words;
 
-pub use decision::{Engine, EngineInfo, EngineOptions, DEFAULT_THRESHOLD};
+pub use decision::{Engine, EngineInfo, EngineOptions, Tuning, DEFAULT_THRESHOLD};
 
 /// Where a candidate came from (shown in the completion menu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,8 @@ struct Stat {
     /// one factor shared by every word (so ranking needs no exp per word).
     weight: f64,
     last: u64,
+    /// Not in the model's vocabulary (its share of the model's `<unk>`).
+    oov: bool,
 }
 
 /// How to take back one `add` (see `WordCache::undo`).
@@ -26,6 +28,8 @@ pub struct Undo {
     clock: u64,
     total: u64,
     total_weight: f64,
+    oov_total: u64,
+    oov_weight: f64,
     base: u64,
 }
 
@@ -39,6 +43,9 @@ pub struct WordCache {
     total: u64,
     /// Σ of every word's `weight`.
     total_weight: f64,
+    /// The same totals over out-of-vocabulary words only.
+    oov_total: u64,
+    oov_weight: f64,
     /// Time origin of the weights (moved forward now and then so they stay finite).
     base: u64,
 }
@@ -68,18 +75,21 @@ impl WordCache {
 
     /// Records one occurrence of `word` (the newest).
     pub fn add(&mut self, word: &str) {
-        self.add_undoable(word);
+        self.add_undoable(word, false);
     }
 
     /// Records one occurrence and returns what undoes it exactly (`undo`),
     /// so text that is deleted again (backspace) leaves no trace.
-    pub fn add_undoable(&mut self, word: &str) -> Undo {
+    /// `oov`: the word is not in the model's vocabulary (fixed at its first occurrence).
+    pub fn add_undoable(&mut self, word: &str, oov: bool) -> Undo {
         let undo = Undo {
             word: word.into(),
             prev: self.stats.get(word).copied(),
             clock: self.clock,
             total: self.total,
             total_weight: self.total_weight,
+            oov_total: self.oov_total,
+            oov_weight: self.oov_weight,
             base: self.base,
         };
         self.clock += 1;
@@ -90,6 +100,11 @@ impl WordCache {
         let w = ((now - self.base) as f64 / TAU_WORDS).exp();
         self.total += 1;
         self.total_weight += w;
+        let oov = self.stats.get(word).map_or(oov, |s| s.oov);
+        if oov {
+            self.oov_total += 1;
+            self.oov_weight += w;
+        }
         match self.stats.get_mut(word) {
             Some(s) => {
                 s.weight += w;
@@ -106,6 +121,7 @@ impl WordCache {
                         count: 1,
                         weight: w,
                         last: now,
+                        oov,
                     },
                 );
                 self.index.insert(index_key(word), ());
@@ -123,6 +139,8 @@ impl WordCache {
         self.clock = u.clock;
         self.total = u.total;
         self.total_weight = u.total_weight;
+        self.oov_total = u.oov_total;
+        self.oov_weight = u.oov_weight;
         match u.prev {
             Some(prev) => {
                 if self.stats.insert(u.word.clone(), prev).is_none() {
@@ -158,6 +176,21 @@ impl WordCache {
         }
     }
 
+    /// P(word | an out-of-vocabulary word comes): the cache model within
+    /// the words the model cannot name (0 for vocabulary words).
+    pub fn prob_oov(&self, word: &str) -> f32 {
+        self.stats.get(word).map_or(0.0, |s| self.stat_prob_oov(s))
+    }
+
+    fn stat_prob_oov(&self, s: &Stat) -> f32 {
+        if !s.oov || self.oov_total == 0 {
+            return 0.0;
+        }
+        let freq = s.count as f64 / self.oov_total as f64;
+        let recent = s.weight / self.oov_weight.max(1e-300);
+        (0.5 * freq + 0.5 * recent) as f32
+    }
+
     fn stat_prob(&self, s: &Stat) -> f32 {
         if self.total == 0 {
             return 0.0;
@@ -174,6 +207,7 @@ impl WordCache {
             s.weight *= factor;
         }
         self.total_weight *= factor;
+        self.oov_weight *= factor;
         self.base = self.clock;
     }
 
@@ -210,6 +244,26 @@ impl WordCache {
     /// Every word, in no particular order (probabilities not computed).
     pub fn words(&self) -> impl Iterator<Item = &str> {
         self.stats.keys().map(|w| &**w)
+    }
+
+    /// The `n` best words by `score(P_cache(word), P_oov(word))`, with P_cache.
+    pub fn top_scored(&self, n: usize, score: impl Fn(f32, f32) -> f32) -> Vec<(&str, f32)> {
+        let mut all: Vec<(&str, f32, f32)> = self
+            .stats
+            .iter()
+            .map(|(w, s)| {
+                let p = self.stat_prob(s);
+                (&**w, p, score(p, self.stat_prob_oov(s)))
+            })
+            .collect();
+        let n = n.min(all.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        all.select_nth_unstable_by(n - 1, |a, b| b.2.total_cmp(&a.2));
+        all.truncate(n);
+        all.sort_by(|a, b| b.2.total_cmp(&a.2));
+        all.into_iter().map(|(w, p, _)| (w, p)).collect()
     }
 
     /// The `n` most probable words.
@@ -262,8 +316,8 @@ mod tests {
             c.add(w);
         }
         let before: Vec<f32> = ["a", "b", "c"].iter().map(|w| c.prob(w)).collect();
-        let u1 = c.add_undoable("c");
-        let u2 = c.add_undoable("a");
+        let u1 = c.add_undoable("c", true);
+        let u2 = c.add_undoable("a", false);
         c.undo(u2);
         c.undo(u1);
         let after: Vec<f32> = ["a", "b", "c"].iter().map(|w| c.prob(w)).collect();
