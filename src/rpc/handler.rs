@@ -1,11 +1,10 @@
 //! The nvim-rs handler: what each incoming method does.
 //!
-//! Notifications go to `decide` (nvim-rs awaits them one at a time, so a
-//! request is decided here only when the engine is idle and the decision is
-//! short; anything else is queued for the decision thread); requests answer
-//! at once from counters. Bad input becomes a log line or an error reply.
+//! Notifications only enqueue (nvim-rs awaits them one at a time, so any work
+//! here would delay the next keystroke's request); requests answer at once
+//! from counters. Bad input becomes a log line or an error reply.
 
-use super::decide::{map, Decisions};
+use super::decide::map;
 use super::inbox::{Event, Inbox, Job};
 use super::log::{debug, error, warn};
 use super::outbox::Outbox;
@@ -21,7 +20,6 @@ pub type Writer = Compat<Outbox>;
 #[derive(Clone)]
 pub struct Host {
     pub inbox: Arc<Inbox>,
-    pub decisions: Arc<Decisions>,
     pub stats: Arc<Stats>,
     pub info: Arc<Mutex<Option<EngineInfo>>>,
     pub backend_asked: String,
@@ -44,7 +42,7 @@ impl Handler for Host {
                         recv_us,
                         echo: false,
                     };
-                    if self.decisions.submit(job) {
+                    if self.inbox.put_predict(job) {
                         Stats::bump(&self.stats.predict_superseded);
                     }
                 }
@@ -59,7 +57,7 @@ impl Handler for Host {
                         recv_us,
                         echo: true,
                     };
-                    self.decisions.submit(job);
+                    self.inbox.put_predict(job);
                 }
                 Err(e) => self.bad_input(&e.replacen("predict", "echo", 1)),
             },
@@ -154,7 +152,6 @@ impl Host {
                     ("accepted", Value::from(Stats::get(&s.accepted))),
                     ("echo_received", Value::from(Stats::get(&s.echo_received))),
                     ("echo_answered", Value::from(Stats::get(&s.echo_answered))),
-                    ("decided_inline", Value::from(Stats::get(&s.decided_inline))),
                     ("bad_input", Value::from(Stats::get(&s.bad_input))),
                     ("engine_panics", Value::from(Stats::get(&s.engine_panics))),
                 ]),

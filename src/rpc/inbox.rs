@@ -48,9 +48,6 @@ struct Slots {
     order: VecDeque<SlotKey>,
     events: VecDeque<Event>,
     closed: bool,
-    /// Someone (the decision thread, or the RPC loop deciding inline) is
-    /// using the engine; nothing else may start until `done`.
-    in_flight: bool,
 }
 
 #[derive(Default)]
@@ -92,15 +89,16 @@ impl Inbox {
         self.ready.notify_one();
     }
 
-    /// Blocks until there is work and the engine is free, then claims the
-    /// engine for it (give it back with `done`); `None` once closed.
+    /// Blocks until there is work; `None` once closed.
     pub fn take(&self) -> Option<Work> {
         let mut s = self.lock();
         loop {
-            if !s.in_flight {
-                if let Some(work) = Self::next(&mut s) {
-                    s.in_flight = true;
-                    return Some(work);
+            if let Some(e) = s.events.pop_front() {
+                return Some(Work::Event(e));
+            }
+            while let Some(slot) = s.order.pop_front() {
+                if let Some(job) = s.latest.remove(&slot) {
+                    return Some(Work::Predict(job));
                 }
             }
             if s.closed {
@@ -108,37 +106,6 @@ impl Inbox {
             }
             s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
         }
-    }
-
-    fn next(s: &mut Slots) -> Option<Work> {
-        if let Some(e) = s.events.pop_front() {
-            return Some(Work::Event(e));
-        }
-        while let Some(slot) = s.order.pop_front() {
-            if let Some(job) = s.latest.remove(&slot) {
-                return Some(Work::Predict(job));
-            }
-        }
-        None
-    }
-
-    /// Claims the engine for work done outside the decision thread, only
-    /// when nothing waits and nothing runs (so feedback events keep their
-    /// order and no older request is overtaken unseen); give it back with
-    /// `done`.
-    pub fn try_claim_idle(&self) -> bool {
-        let mut s = self.lock();
-        let idle = !s.in_flight && !s.closed && s.events.is_empty() && s.latest.is_empty();
-        if idle {
-            s.in_flight = true;
-        }
-        idle
-    }
-
-    /// The engine is free again (after `take` or `try_claim_idle`).
-    pub fn done(&self) {
-        self.lock().in_flight = false;
-        self.ready.notify_one();
     }
 
     pub fn close(&self) {
@@ -186,9 +153,7 @@ mod tests {
         assert!(!inbox.put_predict(job(2, 2)));
         assert!(inbox.put_predict(job(1, 3)));
         assert_eq!(seq(inbox.take()), 3);
-        inbox.done();
         assert_eq!(seq(inbox.take()), 2);
-        inbox.done();
         inbox.close();
         assert!(inbox.take().is_none());
     }
@@ -200,32 +165,13 @@ mod tests {
         assert!(!inbox.put_predict(job_of(1, 2, true)));
         assert!(inbox.put_predict(job_of(1, 3, true)));
         assert_eq!(seq(inbox.take()), 1);
-        inbox.done();
         assert_eq!(seq(inbox.take()), 3);
-        inbox.done();
         inbox.put_predict(job(1, 4));
         inbox.put_predict(job_of(1, 5, true));
         inbox.put_event(Event::Forget { buffer: 1 });
         assert!(matches!(inbox.take(), Some(Work::Event(_))));
         inbox.close();
         assert!(inbox.take().is_none());
-    }
-
-    #[test]
-    fn the_engine_is_claimed_by_one_user_at_a_time() {
-        let inbox = Inbox::default();
-        assert!(inbox.try_claim_idle());
-        assert!(!inbox.try_claim_idle(), "claimed twice");
-        inbox.done();
-        inbox.put_predict(job(1, 1));
-        assert!(!inbox.try_claim_idle(), "a request waits: not idle");
-        assert_eq!(seq(inbox.take()), 1);
-        assert!(!inbox.try_claim_idle(), "the thread holds it");
-        inbox.done();
-        assert!(inbox.try_claim_idle());
-        inbox.put_event(Event::Forget { buffer: 1 });
-        inbox.done();
-        assert!(!inbox.try_claim_idle(), "an event waits: not idle");
     }
 
     #[test]
@@ -238,7 +184,6 @@ mod tests {
             inbox.take(),
             Some(Work::Event(Event::Forget { buffer: 1 }))
         ));
-        inbox.done();
         assert_eq!(seq(inbox.take()), 2);
     }
 }

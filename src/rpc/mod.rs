@@ -1,9 +1,8 @@
 //! The msgpack-RPC host that Neovim starts as a job (`laya serve`).
 //!
-//! Knows nothing of tensors: `handler` decodes and hands requests to
-//! `decide`, which asks the engine — at once when it is idle, else through
-//! the `inbox` on its own thread — and answers through `outbox` (stdout, the
-//! only RPC channel). Logs go to stderr (`log`).
+//! Knows nothing of tensors: `handler` decodes and enqueues (`inbox`), the
+//! decision thread (`decide`) asks the engine and answers through `outbox`
+//! (stdout, the only RPC channel). Logs go to stderr (`log`).
 
 pub mod args;
 pub mod decide;
@@ -88,20 +87,17 @@ async fn run(args: ServeArgs) -> i32 {
     if let Some(d) = delay {
         info!("test delay: {} ms before each decision", d.as_millis());
     }
-    let decisions = Arc::new(decide::Decisions::new(
-        inbox.clone(),
-        outbox.clone(),
-        stats.clone(),
-        info.clone(),
-        delay,
-    ));
     let decider = decide::Decider {
         options: EngineOptions {
             model_path: args.model.clone(),
             backend: args.backend.clone(),
             ..EngineOptions::default()
         },
-        decisions: decisions.clone(),
+        inbox: inbox.clone(),
+        outbox: outbox.clone(),
+        stats: stats.clone(),
+        info: info.clone(),
+        test_delay: delay,
     };
     if let Err(e) = decider.spawn() {
         error!("cannot start the decision thread: {e}");
@@ -109,7 +105,6 @@ async fn run(args: ServeArgs) -> i32 {
     }
     let host = handler::Host {
         inbox: inbox.clone(),
-        decisions,
         stats,
         info,
         backend_asked: args.backend.clone(),

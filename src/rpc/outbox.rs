@@ -26,14 +26,6 @@ impl Outbox {
         })
     }
 
-    /// Answers into `file` (tests: stdout is the test harness's).
-    #[cfg(test)]
-    pub fn to_file(file: File) -> Outbox {
-        Outbox {
-            out: Arc::new(Mutex::new(file)),
-        }
-    }
-
     fn write_whole(&self, bytes: &[u8]) -> std::io::Result<()> {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         out.write_all(bytes)

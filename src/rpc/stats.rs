@@ -74,8 +74,6 @@ pub struct Stats {
     /// `echo` notifications (the benchmark floor) received and answered.
     pub echo_received: AtomicU64,
     pub echo_answered: AtomicU64,
-    /// Requests decided on the RPC loop (the engine was idle).
-    pub decided_inline: AtomicU64,
     pub bad_input: AtomicU64,
     pub engine_panics: AtomicU64,
     /// Receive → decision done, µs, newest last.
