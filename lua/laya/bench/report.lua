@@ -71,7 +71,7 @@ function M.summary_lines(r)
       r.ratio_e2e_to_ping and string.format('%.2f×', r.ratio_e2e_to_ping.p50) or '-'
     ),
     string.format(
-      'echo floor (a keystroke’s path, no engine): p50 %s, p99 %s; ratio e2e / echo at p50 %s',
+      'echo floor (no engine): p50 %s, p99 %s; ratio e2e / echo at p50 %s',
       fmt_us(r.echo.p50_us),
       fmt_us(r.echo.p99_us),
       r.ratio_e2e_to_echo and string.format('%.2f×', r.ratio_e2e_to_echo.p50) or '-'
