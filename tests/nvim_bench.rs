@@ -259,7 +259,15 @@ async fn interactive_layabench_opens_the_floating_report() {
         .unwrap_or_else(|_| panic!("no floating window: {float}"));
     let all = lines.join("\n");
     for part in [
-        "backend", "p50", "p99", "decision", "RSS", "keys/s", "ratio",
+        "backend",
+        "p50",
+        "p99",
+        "decision",
+        "RSS",
+        "keys/s",
+        "ratio",
+        "echo floor",
+        "e2e / echo",
     ] {
         assert!(all.contains(part), "report lacks `{part}`:\n{all}");
     }
