@@ -71,6 +71,9 @@ pub struct Stats {
     pub predict_started: AtomicU64,
     pub predict_answered: AtomicU64,
     pub accepted: AtomicU64,
+    /// `echo` notifications (the benchmark floor) received and answered.
+    pub echo_received: AtomicU64,
+    pub echo_answered: AtomicU64,
     pub bad_input: AtomicU64,
     pub engine_panics: AtomicU64,
     /// Receive → decision done, µs, newest last.

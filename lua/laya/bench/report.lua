@@ -47,7 +47,7 @@ local function row(name, s)
   )
 end
 
---- A few lines: what ran, e2e vs the ping floor.
+--- A few lines: what ran, e2e vs the ping and echo floors.
 function M.summary_lines(r)
   local lines = {
     string.format(
@@ -69,6 +69,12 @@ function M.summary_lines(r)
       fmt_us(r.ping.p50_us),
       fmt_us(r.ping.p99_us),
       r.ratio_e2e_to_ping and string.format('%.2f×', r.ratio_e2e_to_ping.p50) or '-'
+    ),
+    string.format(
+      'echo floor (no engine): p50 %s, p99 %s; ratio e2e / echo at p50 %s',
+      fmt_us(r.echo.p50_us),
+      fmt_us(r.echo.p99_us),
+      r.ratio_e2e_to_echo and string.format('%.2f×', r.ratio_e2e_to_echo.p50) or '-'
     ),
   }
   if r.aborted then
@@ -114,6 +120,7 @@ function M.lines(r)
   end
   table.insert(lines, row('= e2e', r.e2e))
   table.insert(lines, row('ping floor', r.ping))
+  table.insert(lines, row('echo floor', r.echo))
   table.insert(lines, row('host total', r.host_total))
   table.insert(lines, row('decision: in a word', r.decision_by_key.word_char))
   table.insert(lines, row('decision: word end', r.decision_by_key.boundary))
