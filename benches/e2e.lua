@@ -14,7 +14,17 @@ end
 
 function M.run(keys, gap_ms)
   local host = require('laya.host')
-  local s = { e2e = {}, send_to_shown = {}, host = {}, transport = {}, ping = {} }
+  local s = {
+    e2e = {},
+    send_to_shown = {},
+    host = {},
+    wake = {},
+    decide = {},
+    transport = {},
+    to_host = {},
+    from_host = {},
+    ping = {},
+  }
   local i, pending, watchdog = 0, nil, nil
   local skipped = 0
 
@@ -31,9 +41,16 @@ function M.run(keys, gap_ms)
   local function after_answer()
     -- One ping per keystroke, in the same conditions, as the floor.
     local t0 = vim.uv.hrtime()
-    local ok = pcall(vim.rpcrequest, host.chan, 'ping')
+    local ok, r = pcall(vim.rpcrequest, host.chan, 'ping')
     if ok then
-      table.insert(s.ping, us(vim.uv.hrtime() - t0))
+      local t1 = vim.uv.hrtime()
+      table.insert(s.ping, us(t1 - t0))
+      -- The ping's host clock reading, taken mid round trip, maps host time
+      -- onto Lua's clock (error: half the round trip at most).
+      local offset = r.now_us - us((t0 + t1) / 2)
+      local lt = M.last_timing
+      table.insert(s.to_host, lt.host_recv_us - offset - us(lt.sent_ns))
+      table.insert(s.from_host, us(lt.received_ns) - (lt.host_done_us - offset))
     end
     vim.defer_fn(next_key, gap_ms)
   end
@@ -42,10 +59,13 @@ function M.run(keys, gap_ms)
     if not pending or not t.sent_ns or t.sent_ns < pending.t_key then
       return -- an answer for an earlier key
     end
+    M.last_timing = t
     table.insert(s.e2e, us(t.shown_ns - pending.t_key))
     table.insert(s.send_to_shown, us(t.shown_ns - t.sent_ns))
     local host_us = t.host_done_us - t.host_recv_us
     table.insert(s.host, host_us)
+    table.insert(s.wake, t.host_start_us - t.host_recv_us)
+    table.insert(s.decide, t.host_done_us - t.host_start_us)
     table.insert(s.transport, us(t.received_ns - t.sent_ns) - host_us)
     pending = nil
     if watchdog then

@@ -1,7 +1,10 @@
 //! Keystroke-to-ghost-text latency in a real headless Neovim with the real
 //! host, next to a ping round trip (no work) measured in the same run.
 //!
-//!     cargo bench --bench e2e [-- --chars N --gap-ms G --json out.json]
+//!     cargo bench --bench e2e [-- --chars N --gap-ms G --json out.json --no-ui]
+//!
+//! With a UI attached (the default) Neovim redraws after every key as it
+//! would in a terminal; --no-ui leaves drawing out.
 //!
 //! Types N (default 2500) characters of prose (doc/laya.txt) one key at a
 //! time; benches/e2e.lua measures each with vim.uv.hrtime and the host's
@@ -17,6 +20,7 @@ struct Args {
     chars: usize,
     gap_ms: u64,
     json: Option<String>,
+    no_ui: bool,
 }
 
 fn args() -> Args {
@@ -24,6 +28,7 @@ fn args() -> Args {
         chars: 2500,
         gap_ms: 5,
         json: None,
+        no_ui: false,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut it = v.iter();
@@ -32,6 +37,7 @@ fn args() -> Args {
             "--chars" => a.chars = it.next().and_then(|s| s.parse().ok()).expect("--chars N"),
             "--gap-ms" => a.gap_ms = it.next().and_then(|s| s.parse().ok()).expect("--gap-ms G"),
             "--json" => a.json = it.next().cloned(),
+            "--no-ui" => a.no_ui = true,
             _ => {} // cargo bench passes --bench
         }
     }
@@ -74,7 +80,14 @@ fn summary(v: &mut [f64]) -> (usize, f64, f64, f64, f64) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let a = args();
-    let s = Session::start("bench-e2e").await;
+    let s = Session::start_with(
+        "bench-e2e",
+        common::Options {
+            attach_ui: !a.no_ui,
+            ..common::Options::default()
+        },
+    )
+    .await;
     s.command("enew").await;
     s.command("setlocal noautoindent nosmartindent textwidth=0")
         .await;
@@ -125,7 +138,17 @@ async fn main() {
         ("keystroke → ghost text set (e2e)", "e2e"),
         ("Lua send → ghost text set", "send_to_shown"),
         ("host: receive → decision done", "host"),
+        ("  of which: receive → decision thread starts", "wake"),
+        ("  of which: the engine's decision", "decide"),
         ("transport (send → back in Lua, minus host)", "transport"),
+        (
+            "  of which: Lua send → host receive (clock offset from ping)",
+            "to_host",
+        ),
+        (
+            "  of which: host done → back in Lua (clock offset from ping)",
+            "from_host",
+        ),
         ("ping round trip (no work, floor)", "ping"),
     ];
     let mut p50 = std::collections::HashMap::new();

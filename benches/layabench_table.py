@@ -40,19 +40,28 @@ def main(folder):
         + ", ".join(f"{r['machine'].get('loadavg', ['?'])[0]:.1f}" for _, r in runs)
     )
     print()
-    print("| run | e2e p50 | e2e p90 | e2e p99 | e2e max | ping p50 | ping p99 | e2e/ping p50 "
-          "| decision p50 | decision p99 | seed MLX p50 | seed/decision p50 | answered |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    cols = {k: [] for k in ("e50", "e99", "p50", "r50", "d50", "s50", "sr")}
+    print("| run | e2e p50 | e2e p90 | e2e p99 | e2e max | echo p50 | echo p99 | e2e/echo p50 "
+          "| ping p50 | ping p99 | e2e/ping p50 | decision p50 | decision p99 | decision at word ends p50 | seed MLX p50 | seed/decision p50 "
+          "| seed/word-end decision p50 | answered |")
+    print("| --- |" + " ---: |" * 17)
+    cols = {k: [] for k in ("e50", "e99", "p50", "r50", "o50", "o99", "ro50", "d50", "s50", "sr")}
     for n, r in runs:
         e, p, d = r["e2e"], r["ping"], r["stages"]["decision"]
+        o = r.get("echo", {})  # absent before the echo floor existed
+        echo_cells = (
+            f"| {o['p50_us']:.0f} | {o['p99_us']:.0f} | {e['p50_us'] / o['p50_us']:.2f}× " if o.get("n") else "| - | - | - "
+        )
         s = seeds.get(n, {}).get("seed_python_mlx")
         seed_p50 = f"{s['p50_us']:.0f}" if s else "-"
         ratio = f"{s['p50_us'] / d['p50_us']:.1f}×" if s and d.get("p50_us") else "-"
+        wb = r.get("decision_by_key", {}).get("boundary", {})
+        wb_p50 = f"{wb['p50_us']:.0f}" if wb.get("n") else "-"
+        wb_ratio = f"{s['p50_us'] / wb['p50_us']:.1f}×" if s and wb.get("n") else "-"
         print(
             f"| {n} | {e['p50_us']:.0f} | {e['p90_us']:.0f} | {e['p99_us']:.0f} | {e['max_us']:.0f} "
-            f"| {p['p50_us']:.0f} | {p['p99_us']:.0f} | {e['p50_us'] / p['p50_us']:.2f}× "
-            f"| {d['p50_us']:.0f} | {d['p99_us']:.0f} | {seed_p50} | {ratio} "
+            + echo_cells
+            + f"| {p['p50_us']:.0f} | {p['p99_us']:.0f} | {e['p50_us'] / p['p50_us']:.2f}× "
+            f"| {d['p50_us']:.0f} | {d['p99_us']:.0f} | {wb_p50} | {seed_p50} | {ratio} | {wb_ratio} "
             f"| {r['answered']}/{r['keys_measured']} |"
         )
         cols["e50"].append(e["p50_us"])
@@ -60,13 +69,19 @@ def main(folder):
         cols["p50"].append(p["p50_us"])
         cols["r50"].append(e["p50_us"] / p["p50_us"])
         cols["d50"].append(d["p50_us"])
+        if o.get("n"):
+            cols["o50"].append(o["p50_us"])
+            cols["o99"].append(o["p99_us"])
+            cols["ro50"].append(e["p50_us"] / o["p50_us"])
         if s and d.get("p50_us"):
             cols["s50"].append(s["p50_us"])
             cols["sr"].append(s["p50_us"] / d["p50_us"])
     print()
     print(
         f"Spread over {len(runs)} runs (µs): e2e p50 {spread(cols['e50'])}, e2e p99 {spread(cols['e99'])}, "
-        f"ping p50 {spread(cols['p50'])}, e2e/ping p50 {min(cols['r50']):.2f}–{max(cols['r50']):.2f}×, "
+        + (f"echo p50 {spread(cols['o50'])}, echo p99 {spread(cols['o99'])}, "
+           f"e2e/echo p50 {min(cols['ro50']):.2f}–{max(cols['ro50']):.2f}×, " if cols["ro50"] else "")
+        + f"ping p50 {spread(cols['p50'])}, e2e/ping p50 {min(cols['r50']):.2f}–{max(cols['r50']):.2f}×, "
         f"decision p50 {spread(cols['d50'])}"
         + (f", seed MLX p50 {spread(cols['s50'])}, seed/decision {min(cols['sr']):.1f}–{max(cols['sr']):.1f}×"
            if cols["sr"] else "")
@@ -77,9 +92,20 @@ def main(folder):
     print("| stage | n | p50 | p90 | p99 | max |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     last = runs[-1][1]
-    for name in last["stage_order"] + ["=e2e", "=ping", "=rpc_roundtrip", "=host_total"]:
-        s = last[name[1:]] if name.startswith("=") else last["stages"][name]
-        label = name[1:] if name.startswith("=") else f"{name} ({last['stages'][name]['what']})"
+    extra = {
+        "decision, key in a word": last.get("decision_by_key", {}).get("word_char", {}),
+        "decision, key ending a word": last.get("decision_by_key", {}).get("boundary", {}),
+    }
+    for stage in ("send_to_host", "host_queue", "host_to_lua"):
+        if stage in last.get("echo_stages", {}):
+            extra[f"echo: {stage}"] = last["echo_stages"][stage]
+    names = last["stage_order"] + ["=e2e", "=echo", "=ping", "=rpc_roundtrip", "=host_total"] + list(extra)
+    for name in names:
+        if name in extra:
+            s, label = extra[name], name
+        else:
+            s = last.get(name[1:], {}) if name.startswith("=") else last["stages"][name]
+            label = name[1:] if name.startswith("=") else f"{name} ({last['stages'][name]['what']})"
         if s.get("n"):
             print(f"| {label} | {s['n']} | {s['p50_us']:.0f} | {s['p90_us']:.0f} | {s['p99_us']:.0f} | {s['max_us']:.0f} |")
     rss = last["rss_kb"]

@@ -274,3 +274,63 @@ fn reduced_precision_agrees_with_f32() {
         );
     }
 }
+
+/// bf16 buffers handed over as such give exactly the numbers of the same
+/// values handed over as f32.
+#[test]
+fn bf16_buffers_load_the_same_numbers() {
+    let mut w = OwnedWeights::synthetic(512, 64, 64, 9);
+    let round = |v: &mut Vec<f32>| {
+        v.iter_mut()
+            .for_each(|x| *x = half::bf16::from_f32(*x).to_f32())
+    };
+    for t in [
+        &mut w.embed_w,
+        &mut w.gru_wx,
+        &mut w.gru_wh,
+        &mut w.gru_b,
+        &mut w.gru_bhn,
+        &mut w.proj_w,
+        &mut w.proj_b,
+        &mut w.out_b,
+    ] {
+        round(t);
+    }
+    let b = |v: &[f32]| {
+        v.iter()
+            .map(|&x| half::bf16::from_f32(x))
+            .collect::<Vec<_>>()
+    };
+    let (e, x, hh, gb, bhn, pw, pb, ob) = (
+        b(&w.embed_w),
+        b(&w.gru_wx),
+        b(&w.gru_wh),
+        b(&w.gru_b),
+        b(&w.gru_bhn),
+        b(&w.proj_w),
+        b(&w.proj_b),
+        b(&w.out_b),
+    );
+    let view16 = laya::model::mlx::GruWeights {
+        vocab: w.vocab,
+        embed: w.embed,
+        hidden: w.hidden,
+        embed_w: &e,
+        gru_wx: &x,
+        gru_wh: &hh,
+        gru_b: &gb,
+        gru_bhn: &bhn,
+        proj_w: &pw,
+        proj_b: &pb,
+        out_b: &ob,
+    };
+    let opts = cpu_options(MlxCompute::F32);
+    let mut from16 = MlxBackend::from_bf16(&view16, &opts).expect("bf16 load");
+    let mut from32 = MlxBackend::from_f32(&w.view(), &opts).expect("f32 load");
+    let (mut a, mut b2) = (vec![0f32; 512], vec![0f32; 512]);
+    for t in [1u32, 7, 300, 511] {
+        from16.step_resident(t, Some(&mut a)).expect("step");
+        from32.step_resident(t, Some(&mut b2)).expect("step");
+        assert_eq!(a, b2, "token {t}");
+    }
+}

@@ -108,6 +108,14 @@ fn headless_layabench_writes_a_complete_results_file() {
         }
     }
 
+    // Decisions split by the kind of key add up to all decisions.
+    let by_key = &r["decision_by_key"];
+    assert_eq!(
+        num(&by_key["word_char"], "n") + num(&by_key["boundary"], "n"),
+        num(&r["stages"]["decision"], "n")
+    );
+    assert_summary("decisions at word ends", &by_key["boundary"]);
+
     // Every measured key was typed and counted once.
     assert_eq!(num(&r, "keys_measured"), 150.0);
     assert_eq!(num(&r, "keys_typed"), 155.0);
@@ -134,8 +142,25 @@ fn headless_layabench_writes_a_complete_results_file() {
     assert!(r.get("model").is_some(), "`model` missing (null is fine)");
     assert!(num(&r["machine"], "nproc") >= 1.0);
     assert!(num(&r["ratio_e2e_to_ping"], "p50") > 0.0);
+    // The like-for-like floor: echoes went the keystroke's way and came back.
+    assert_summary("echo", &r["echo"]);
+    assert!(num(&r["echo"], "n") <= num(&r, "echo_sent"));
+    assert!(
+        num(&r, "echo_sent") >= 50.0,
+        "an echo every other key slot: {}",
+        r["echo_sent"]
+    );
+    assert!(num(&r["host_counters"], "echo_received") >= num(&r["echo"], "n"));
+    assert!(num(&r["host_counters"], "echo_answered") >= num(&r["echo"], "n"));
+    assert_summary("echo host_queue", &r["echo_stages"]["host_queue"]);
+    if cfg!(target_os = "linux") {
+        assert_summary("echo send_to_host", &r["echo_stages"]["send_to_host"]);
+        assert_summary("echo host_to_lua", &r["echo_stages"]["host_to_lua"]);
+    }
+    assert!(num(&r["ratio_e2e_to_echo"], "p50") > 0.0);
     assert!(num(&r["rss_kb"], "nvim") > 0.0);
     assert!(num(&r, "keystrokes_per_s") > 0.0);
+    assert!(num(&r, "capacity_keys_per_s") > 0.0);
 }
 
 #[test]
@@ -234,7 +259,15 @@ async fn interactive_layabench_opens_the_floating_report() {
         .unwrap_or_else(|_| panic!("no floating window: {float}"));
     let all = lines.join("\n");
     for part in [
-        "backend", "p50", "p99", "decision", "RSS", "keys/s", "ratio",
+        "backend",
+        "p50",
+        "p99",
+        "decision",
+        "RSS",
+        "keys/s",
+        "ratio",
+        "echo floor",
+        "e2e / echo",
     ] {
         assert!(all.contains(part), "report lacks `{part}`:\n{all}");
     }

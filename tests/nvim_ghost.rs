@@ -268,3 +268,30 @@ async fn the_menu_opens_by_itself_when_menu_auto_is_on() {
     assert_eq!(s.lines().await[2], "ze");
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ghost_hides_on_cursor_moves_and_on_leaving_insert_mode() {
+    let s = Session::start("ghost-hide").await;
+    s.insert_after(WORDS).await;
+    s.input("a zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    // Freeze the host so only the hiding itself can change the ghost.
+    let pid = s.host_pid().await.unwrap();
+    Session::signal(pid, "STOP");
+    s.input("<Left>").await;
+    s.wait_for("the ghost to hide on a cursor move", || async {
+        s.ghost().await.is_none().then_some(())
+    })
+    .await;
+    s.wait_screen_line(2, "a zeph").await;
+    Session::signal(pid, "CONT");
+    s.input("<End>").await;
+    s.wait_ghost_starting("yrine").await;
+    s.input("<Esc>").await;
+    s.wait_for("the ghost to hide on InsertLeave", || async {
+        s.ghost().await.is_none().then_some(())
+    })
+    .await;
+    s.wait_screen_line(2, "a zeph").await;
+    s.quit().await;
+}

@@ -23,7 +23,7 @@ async fn stale_answers_are_dropped() {
     .await;
     s.insert_after(WORDS).await;
     let status = || async { s.lua("return require('laya.host').request('status')").await };
-    let received = s.wait_idle().await["predict_received"].as_u64().unwrap();
+    let started = s.wait_idle().await["predict_started"].as_u64().unwrap();
     // Record what the ghost shows after every answer.
     s.lua(
         "_G.seen = {}
@@ -39,7 +39,7 @@ async fn stale_answers_are_dropped() {
     // "z" goes to the (slow) host; "ebr" follows while it works on "z".
     s.input("z").await;
     s.wait_for("the host to take 'z'", || async {
-        (status().await["counters"]["predict_received"].as_u64() > Some(received)).then_some(())
+        (status().await["counters"]["predict_started"].as_u64() > Some(started)).then_some(())
     })
     .await;
     s.input("ebr").await;

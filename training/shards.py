@@ -4,7 +4,6 @@ tensors are cut along their first axis; piece names are `name@index`."""
 
 import glob
 import json
-import os
 
 import numpy as np
 
@@ -80,6 +79,3 @@ def load(stem):
         out[base] = np.concatenate([d[i] for i in sorted(d)])
     return out
 
-
-def exists(stem):
-    return bool(glob.glob(f"{stem}.*.safetensors")) and os.path.isdir(os.path.dirname(stem) or ".")

@@ -1,7 +1,9 @@
 --- laya.bench: `:LayaBench [path] [rate=MS] [keys=N] [warmup=N] [text=sample|buffer]`.
 --- Replays typing into a scratch buffer through the real plugin and host,
 --- times every keystroke on one clock (vim.uv.hrtime and the host's
---- CLOCK_MONOTONIC stamps) stage by stage, and a no-work ping as the floor.
+--- CLOCK_MONOTONIC stamps) stage by stage, and two floors: a no-work ping
+--- (a blocking request) and an echo (sent and answered the way a keystroke's
+--- `predict` is, without the engine).
 ---
 --- The replay runs synchronously: `feedkeys('i', 'x!')` holds the command in
 --- Insert mode while a timer feeds one key per `rate` ms and the host's
@@ -175,23 +177,23 @@ function M.run(opts)
     H.close_scratch(tab, buf)
     return nil, "LayaBench: Laya is off for a scratch buffer with no filetype (see the `filetypes['*']` option)"
   end
-  local run = { key_ns = {}, shown = {}, pings = {}, typed = 0 }
+  local run = { keys = keys, key_ns = {}, shown = {}, pings = {}, echoes = {}, typed = 0 }
   local observer = function(t, answer)
     H.on_shown(run, t, answer)
   end
+  local echo_observer = function(answer, received_ns)
+    H.on_echo(run, answer, received_ns)
+  end
   table.insert(host.observers, observer)
+  table.insert(host.echo_observers, echo_observer)
   -- An automatic completion menu would take the typed <CR> as "accept".
   local menu = require('laya.config').options.menu
   local auto_menu = menu.auto
   menu.auto = false
   local ok, res = pcall(H.replay, run, keys, opts, host)
   menu.auto = auto_menu
-  for i, f in ipairs(host.observers) do
-    if f == observer then
-      table.remove(host.observers, i)
-      break
-    end
-  end
+  H.remove(host.observers, observer)
+  H.remove(host.echo_observers, echo_observer)
   -- The host's view after the run (its latency ring, counters).
   local after = host.request('status') or st
   local host_pid = host.pid
@@ -200,6 +202,24 @@ function M.run(opts)
     return nil, 'LayaBench: ' .. tostring(res)
   end
   return require('laya.bench.results').build(run, opts, st, after, host_pid, H.clock_origin(st, run.pings))
+end
+
+function H.remove(list, item)
+  for i, f in ipairs(list) do
+    if f == item then
+      table.remove(list, i)
+      return
+    end
+  end
+end
+
+--- Echo observer of laya.host: the echo's answer back in Lua.
+function H.on_echo(run, answer, received_ns)
+  local e = run.echoes[answer.seq]
+  if e and not e.received_ns then
+    e.received_ns = received_ns
+    e.host_recv_us, e.host_start_us, e.host_done_us = answer.t_recv, answer.t_start, answer.t_done
+  end
 end
 
 --- Observer of laya.host: the first answer shown for each key, matched to
@@ -218,7 +238,8 @@ function H.on_shown(run, t, answer)
   end
 end
 
---- Types `keys`, one per `rate_ms`, pinging the host half way between keys.
+--- Types `keys`, one per `rate_ms`; half way between two keys, in turn, a
+--- ping or an echo of the last context sent.
 function H.replay(run, keys, opts, host)
   local timer = assert(vim.uv.new_timer())
   local finished = false
@@ -228,9 +249,10 @@ function H.replay(run, keys, opts, host)
       vim.api.nvim_feedkeys('\27', 'n', false)
     end
   end
-  -- Each key's slot of `rate_ms`: the key at its start, the ping half way
+  -- Each key's slot of `rate_ms`: the key at its start, a floor half way
   -- (the key's answer is normally in by then, and the host has been idle
-  -- for half a slot before each, as between a typist's keys).
+  -- for half a slot before each, as between a typist's keys): a ping in
+  -- odd slots, an echo in even ones, so neither warms the host for the other.
   local half_ns = opts.rate_ms * 1e6 / 2
   local tick = 0
   local function ping()
@@ -240,6 +262,14 @@ function H.replay(run, keys, opts, host)
     if okp and run.typed > opts.warmup then
       run.pings[#run.pings + 1] =
         { t0_ns = t0, rtt_ns = t1 - t0, host_us = type(pong) == 'table' and pong.now_us or nil }
+    end
+  end
+  local function echo()
+    local t0 = hrtime()
+    local seq = host.echo()
+    if seq and run.typed > opts.warmup then
+      run.echoes[seq] = { t0_ns = t0 }
+      run.echoes_sent = (run.echoes_sent or 0) + 1
     end
   end
   local function key()
@@ -262,8 +292,10 @@ function H.replay(run, keys, opts, host)
     tick = tick + 1
     if tick % 2 == 1 then
       key()
-    else
+    elseif tick % 4 == 2 then
       ping()
+    else
+      echo()
     end
     schedule()
   end

@@ -13,7 +13,7 @@ function M.status_lines()
   local lines = {
     string.format('Laya %s: %s', laya.version, laya.is_enabled() and 'enabled' or 'disabled'),
     string.format(
-      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; host started %d times',
+      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; host starts: %d',
       s.sent,
       s.answers,
       s.shown,

@@ -22,6 +22,11 @@ H.stderr_tail = ''
 H.started_at = 0
 --- Called with the timing record of every answer shown (benchmarks).
 M.observers = {}
+--- Called with (echo seq, hrtime when its answer came back) for every echo.
+M.echo_observers = {}
+--- The last context sent, which `echo` sends again.
+H.last_ctx = nil
+H.echo_seq = 0
 
 local function log(level, msg)
   require('laya.log').log(level, msg)
@@ -166,7 +171,34 @@ function M.predict(ctx)
   M.stats.sent = M.stats.sent + 1
   H.sent_at[ctx.seq] = vim.uv.hrtime()
   H.sent_at[ctx.seq - 64] = nil
+  H.last_ctx = ctx
   return M.notify('predict', ctx.buf, ctx.tick, ctx.seq, { ctx.row, ctx.col }, ctx.before, ctx.after, ctx.filetype)
+end
+
+--- Benchmarks only: sends the last keystroke's context again as an `echo`,
+--- which the host answers the way it answers `predict` (same queue, thread
+--- and `on_answer` call back) but without the engine: the like-for-like
+--- floor of :LayaBench. Returns the echo's seq, or nil when nothing was sent
+--- yet or the host is down.
+function M.echo()
+  local ctx = H.last_ctx
+  if not ctx or not M.chan then
+    return nil
+  end
+  H.echo_seq = H.echo_seq + 1
+  local ok = pcall(
+    vim.rpcnotify,
+    M.chan,
+    'echo',
+    ctx.buf,
+    ctx.tick,
+    H.echo_seq,
+    { ctx.row, ctx.col },
+    ctx.before,
+    ctx.after,
+    ctx.filetype
+  )
+  return ok and H.echo_seq or nil
 end
 
 --- Blocking request, for commands only. Returns result or nil, error.
@@ -184,6 +216,12 @@ end
 --- Called by the host with one answer (a table, see src/rpc/decide.rs).
 function M.on_answer(answer)
   local received = vim.uv.hrtime()
+  if answer.echo then
+    for _, f in ipairs(M.echo_observers) do
+      pcall(f, answer, received)
+    end
+    return
+  end
   M.stats.answers = M.stats.answers + 1
   if not require('laya.ghost').on_answer(answer) then
     M.stats.dropped = M.stats.dropped + 1

@@ -1,7 +1,8 @@
 //! The decision thread: owns the engine, takes the latest request per
 //! buffer from the inbox, and sends each answer to Neovim as one
 //! notification (`nvim_exec_lua` of the Lua handler) carrying the request's
-//! seq and the host's timestamps.
+//! seq and the host's timestamps. `echo` jobs come back the same way with
+//! an empty prediction (no engine call).
 
 use super::inbox::{Event, Inbox, Job, Work};
 use super::log::{debug, error, info, warn};
@@ -60,6 +61,7 @@ impl Decider {
                 Work::Event(Event::Forget { buffer }) => {
                     self.guarded("forget", || engine.forget(buffer));
                 }
+                Work::Predict(job) if job.echo => self.echo(job),
                 Work::Predict(job) => self.answer(&mut engine, job),
             }
         }
@@ -84,7 +86,31 @@ impl Decider {
         }
     }
 
+    /// Answers an `echo` exactly as `answer` answers a prediction, with an
+    /// empty prediction in place of the engine's: the floor a keystroke's
+    /// round trip is compared with (the same thread hand-offs, message sizes
+    /// and Lua handler).
+    fn echo(&self, job: Job) {
+        let start_us = now_us();
+        let mut answer = answer_value(&job, &Prediction::default(), start_us, start_us);
+        if let Value::Map(pairs) = &mut answer {
+            pairs.push((Value::from("echo"), Value::from(true)));
+        }
+        Stats::bump(&self.stats.echo_answered);
+        if let Err(e) = self.send_answer(answer) {
+            error!("cannot send echo to Neovim: {e}");
+        }
+    }
+
+    fn send_answer(&self, answer: Value) -> std::io::Result<()> {
+        self.outbox.notify(
+            "nvim_exec_lua",
+            vec![Value::from(ANSWER_LUA), Value::Array(vec![answer])],
+        )
+    }
+
     fn answer(&self, engine: &mut Engine, job: Job) {
+        Stats::bump(&self.stats.predict_started);
         if let Some(d) = self.test_delay {
             std::thread::sleep(d);
         }
@@ -106,10 +132,7 @@ impl Decider {
         Stats::bump(&self.stats.predict_answered);
         self.stats
             .record_latency(done_us.saturating_sub(job.recv_us));
-        match self.outbox.notify(
-            "nvim_exec_lua",
-            vec![Value::from(ANSWER_LUA), Value::Array(vec![answer])],
-        ) {
+        match self.send_answer(answer) {
             Ok(()) => debug!(
                 "answered seq {} (buffer {}): {} candidates, ghost {:?}",
                 p.seq,

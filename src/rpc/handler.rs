@@ -25,7 +25,7 @@ pub struct Host {
     pub backend_asked: String,
 }
 
-pub const METHODS: &str = "notifications: predict, accepted, forget; requests: status, ping";
+pub const METHODS: &str = "notifications: predict, accepted, forget, echo; requests: status, ping";
 
 #[async_trait::async_trait]
 impl Handler for Host {
@@ -37,11 +37,29 @@ impl Handler for Host {
             "predict" => match PredictParams::from_args(&args) {
                 Ok(params) => {
                     Stats::bump(&self.stats.predict_received);
-                    if self.inbox.put_predict(Job { params, recv_us }) {
+                    let job = Job {
+                        params,
+                        recv_us,
+                        echo: false,
+                    };
+                    if self.inbox.put_predict(job) {
                         Stats::bump(&self.stats.predict_superseded);
                     }
                 }
                 Err(e) => self.bad_input(&e),
+            },
+            // The benchmark floor: `predict`'s arguments and path, no engine.
+            "echo" => match PredictParams::from_args(&args) {
+                Ok(params) => {
+                    Stats::bump(&self.stats.echo_received);
+                    let job = Job {
+                        params,
+                        recv_us,
+                        echo: true,
+                    };
+                    self.inbox.put_predict(job);
+                }
+                Err(e) => self.bad_input(&e.replacen("predict", "echo", 1)),
             },
             "accepted" => match accepted_args(&args) {
                 Ok((buffer, text)) => {
@@ -63,14 +81,14 @@ impl Handler for Host {
     async fn handle_request(
         &self,
         name: String,
-        args: Vec<Value>,
+        _args: Vec<Value>,
         _nvim: Neovim<Writer>,
     ) -> Result<Value, Value> {
         match name.as_str() {
             // Does nothing on purpose: the round-trip floor for benchmarks.
             "ping" => Ok(map(vec![("now_us", Value::from(now_us()))])),
             "status" => Ok(self.status()),
-            "predict" | "accepted" | "forget" => {
+            "predict" | "accepted" | "forget" | "echo" => {
                 let e = format!("`{name}` is a notification (use rpcnotify), not a request");
                 self.bad_input(&e);
                 Err(Value::from(e))
@@ -78,7 +96,6 @@ impl Handler for Host {
             other => {
                 let e = format!("unknown method `{other}`; {METHODS}");
                 self.bad_input(&e);
-                let _ = args;
                 Err(Value::from(e))
             }
         }
@@ -125,10 +142,16 @@ impl Host {
                         Value::from(Stats::get(&s.predict_superseded)),
                     ),
                     (
+                        "predict_started",
+                        Value::from(Stats::get(&s.predict_started)),
+                    ),
+                    (
                         "predict_answered",
                         Value::from(Stats::get(&s.predict_answered)),
                     ),
                     ("accepted", Value::from(Stats::get(&s.accepted))),
+                    ("echo_received", Value::from(Stats::get(&s.echo_received))),
+                    ("echo_answered", Value::from(Stats::get(&s.echo_answered))),
                     ("bad_input", Value::from(Stats::get(&s.bad_input))),
                     ("engine_panics", Value::from(Stats::get(&s.engine_panics))),
                 ]),

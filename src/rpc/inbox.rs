@@ -3,6 +3,8 @@
 //! One slot per buffer holds only the latest `predict` (an older one still
 //! waiting is superseded: its answer could only be stale), plus an ordered
 //! queue of feedback events. The RPC side never blocks on the engine.
+//! `echo` jobs (the benchmark floor) take the same path in slots of their
+//! own, so they never supersede a buffer's `predict` or are superseded by it.
 
 use super::params::PredictParams;
 use std::collections::{HashMap, VecDeque};
@@ -13,7 +15,18 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 pub struct Job {
     pub params: PredictParams,
     pub recv_us: u64,
+    /// An `echo`: answered like a prediction, without asking the engine.
+    pub echo: bool,
 }
+
+impl Job {
+    fn slot(&self) -> SlotKey {
+        (self.params.buffer, self.echo)
+    }
+}
+
+/// (buffer, echo): predictions and echoes of a buffer wait in separate slots.
+type SlotKey = (u64, bool);
 
 /// Feedback that must reach the engine in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,9 +43,9 @@ pub enum Work {
 
 #[derive(Default)]
 struct Slots {
-    latest: HashMap<u64, Job>,
-    /// Buffers with a waiting job, oldest first, so no buffer starves.
-    order: VecDeque<u64>,
+    latest: HashMap<SlotKey, Job>,
+    /// Slots with a waiting job, oldest first, so no buffer starves.
+    order: VecDeque<SlotKey>,
     events: VecDeque<Event>,
     closed: bool,
 }
@@ -54,10 +67,10 @@ impl Inbox {
     /// one that was still waiting.
     pub fn put_predict(&self, job: Job) -> bool {
         let mut s = self.lock();
-        let buffer = job.params.buffer;
-        let replaced = s.latest.insert(buffer, job).is_some();
+        let slot = job.slot();
+        let replaced = s.latest.insert(slot, job).is_some();
         if !replaced {
-            s.order.push_back(buffer);
+            s.order.push_back(slot);
         }
         drop(s);
         self.ready.notify_one();
@@ -68,8 +81,8 @@ impl Inbox {
         let mut s = self.lock();
         if let Event::Forget { buffer } = event {
             // Nothing to predict for a closed buffer.
-            s.latest.remove(&buffer);
-            s.order.retain(|b| *b != buffer);
+            s.latest.retain(|(b, _), _| *b != buffer);
+            s.order.retain(|(b, _)| *b != buffer);
         }
         s.events.push_back(event);
         drop(s);
@@ -83,8 +96,8 @@ impl Inbox {
             if let Some(e) = s.events.pop_front() {
                 return Some(Work::Event(e));
             }
-            while let Some(buffer) = s.order.pop_front() {
-                if let Some(job) = s.latest.remove(&buffer) {
+            while let Some(slot) = s.order.pop_front() {
+                if let Some(job) = s.latest.remove(&slot) {
                     return Some(Work::Predict(job));
                 }
             }
@@ -106,6 +119,10 @@ mod tests {
     use super::*;
 
     fn job(buffer: u64, seq: u64) -> Job {
+        job_of(buffer, seq, false)
+    }
+
+    fn job_of(buffer: u64, seq: u64, echo: bool) -> Job {
         Job {
             params: PredictParams {
                 buffer,
@@ -118,6 +135,7 @@ mod tests {
                 filetype: String::new(),
             },
             recv_us: 0,
+            echo,
         }
     }
 
@@ -136,6 +154,22 @@ mod tests {
         assert!(inbox.put_predict(job(1, 3)));
         assert_eq!(seq(inbox.take()), 3);
         assert_eq!(seq(inbox.take()), 2);
+        inbox.close();
+        assert!(inbox.take().is_none());
+    }
+
+    #[test]
+    fn echoes_and_predictions_of_a_buffer_do_not_supersede_each_other() {
+        let inbox = Inbox::default();
+        assert!(!inbox.put_predict(job(1, 1)));
+        assert!(!inbox.put_predict(job_of(1, 2, true)));
+        assert!(inbox.put_predict(job_of(1, 3, true)));
+        assert_eq!(seq(inbox.take()), 1);
+        assert_eq!(seq(inbox.take()), 3);
+        inbox.put_predict(job(1, 4));
+        inbox.put_predict(job_of(1, 5, true));
+        inbox.put_event(Event::Forget { buffer: 1 });
+        assert!(matches!(inbox.take(), Some(Work::Event(_))));
         inbox.close();
         assert!(inbox.take().is_none());
     }

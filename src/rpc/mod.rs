@@ -49,6 +49,24 @@ pub fn serve(args: &[String]) -> i32 {
     runtime.block_on(run(args))
 }
 
+/// Neovim's end of the channel. When stdin is a pipe (a Neovim job's is)
+/// it is read from the runtime's own event loop; tokio's generic stdin would
+/// read on a blocking-pool thread and wake the runtime for every message,
+/// one more thread hand-off per keystroke.
+fn stdin_reader() -> Box<dyn tokio::io::AsyncRead + Send + Unpin> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() {
+            match tokio::net::unix::pipe::Receiver::from_owned_fd(fd) {
+                Ok(pipe) => return Box::new(pipe),
+                Err(e) => info!("stdin is not a pipe ({e}); reading it on a helper thread"),
+            }
+        }
+    }
+    Box::new(tokio::io::stdin())
+}
+
 fn test_delay() -> Option<Duration> {
     let ms: u64 = std::env::var("LAYA_TEST_DELAY_MS").ok()?.parse().ok()?;
     Some(Duration::from_millis(ms))
@@ -96,8 +114,7 @@ async fn run(args: ServeArgs) -> i32 {
         env!("CARGO_PKG_VERSION"),
         std::process::id()
     );
-    let (_nvim, io) =
-        nvim_rs::Neovim::new(tokio::io::stdin().compat(), outbox.compat_write(), host);
+    let (_nvim, io) = nvim_rs::Neovim::new(stdin_reader().compat(), outbox.compat_write(), host);
     let code = match io.await {
         Ok(()) => 0,
         Err(e) if e.is_channel_closed() => {

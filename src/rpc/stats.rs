@@ -6,30 +6,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
-/// The host clock's start, and CLOCK_MONOTONIC (µs) read at the same moment.
-static START: OnceLock<(Instant, Option<u64>)> = OnceLock::new();
-
-fn start() -> &'static (Instant, Option<u64>) {
-    START.get_or_init(|| {
-        let origin = clock_monotonic_us();
-        (Instant::now(), origin)
-    })
-}
+static START: OnceLock<Instant> = OnceLock::new();
 
 /// Monotonic microseconds since the host started (the host-side clock).
 pub fn now_us() -> u64 {
-    start().0.elapsed().as_micros() as u64
+    START.get_or_init(Instant::now).elapsed().as_micros() as u64
 }
 
 /// CLOCK_MONOTONIC (µs) at the host clock's zero, where it can be read:
 /// `clock_origin_us + t` is then on the same clock as Neovim's
 /// `vim.uv.hrtime()`, so :LayaBench can split a keystroke into stages.
+///
+/// Brackets one CLOCK_MONOTONIC read between two host-clock reads and keeps
+/// the tightest of a few tries, so a preemption between reads cannot skew it.
 pub fn clock_origin_us() -> Option<u64> {
-    start().1
+    let mut best: Option<(u64, u64)> = None; // (bracket width, origin)
+    for _ in 0..5 {
+        let before = START.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+        let mono = clock_monotonic_ns()?;
+        let after = START.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+        let width = after - before;
+        let origin = mono.checked_sub((before + after) / 2)?;
+        if best.is_none_or(|(w, _)| width < w) {
+            best = Some((width, origin));
+        }
+    }
+    best.map(|(_, origin)| origin / 1000)
 }
 
 #[cfg(target_os = "linux")]
-fn clock_monotonic_us() -> Option<u64> {
+fn clock_monotonic_ns() -> Option<u64> {
     use std::os::raw::{c_int, c_long};
     #[repr(C)]
     struct Timespec {
@@ -46,11 +52,11 @@ fn clock_monotonic_us() -> Option<u64> {
     };
     // SAFETY: clock_gettime only writes the timespec we pass it.
     let rc = unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1000)
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn clock_monotonic_us() -> Option<u64> {
+fn clock_monotonic_ns() -> Option<u64> {
     None
 }
 
@@ -61,8 +67,13 @@ const RECENT: usize = 1024;
 pub struct Stats {
     pub predict_received: AtomicU64,
     pub predict_superseded: AtomicU64,
+    /// Taken up by the decision thread (answered once the engine is done).
+    pub predict_started: AtomicU64,
     pub predict_answered: AtomicU64,
     pub accepted: AtomicU64,
+    /// `echo` notifications (the benchmark floor) received and answered.
+    pub echo_received: AtomicU64,
+    pub echo_answered: AtomicU64,
     pub bad_input: AtomicU64,
     pub engine_panics: AtomicU64,
     /// Receive → decision done, µs, newest last.
@@ -138,7 +149,8 @@ mod tests {
 
     #[test]
     fn clock_origin_is_on_the_monotonic_clock() {
-        if let (Some(origin), Some(now)) = (clock_origin_us(), clock_monotonic_us()) {
+        if let (Some(origin), Some(now)) = (clock_origin_us(), clock_monotonic_ns()) {
+            let now = now / 1000;
             // origin + now_us() and a fresh CLOCK_MONOTONIC read are the same
             // clock: they differ by the few µs between the reads, not by hours.
             let ours = origin + now_us();

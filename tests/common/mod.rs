@@ -75,6 +75,8 @@ pub struct Options {
     pub minimal_init: bool,
     pub width: i64,
     pub height: i64,
+    /// Attach as a UI (screen tests); without it Neovim draws nothing.
+    pub attach_ui: bool,
 }
 
 impl Default for Options {
@@ -84,6 +86,7 @@ impl Default for Options {
             minimal_init: true,
             width: 160,
             height: 20,
+            attach_ui: true,
         }
     }
 }
@@ -119,11 +122,13 @@ impl Session {
         let (nvim, _io, child) = create::new_child_cmd(&mut cmd, handler)
             .await
             .expect("cannot start nvim");
-        let mut ui = nvim_rs::UiAttachOptions::new();
-        ui.set_linegrid_external(true);
-        nvim.ui_attach(o.width, o.height, &ui)
-            .await
-            .expect("nvim_ui_attach");
+        if o.attach_ui {
+            let mut ui = nvim_rs::UiAttachOptions::new();
+            ui.set_linegrid_external(true);
+            nvim.ui_attach(o.width, o.height, &ui)
+                .await
+                .expect("nvim_ui_attach");
+        }
         Session {
             nvim,
             child,
@@ -277,8 +282,9 @@ impl Session {
         .await
     }
 
-    /// Waits until the host has answered (or superseded) every request and
-    /// Lua has received every answer; returns the host's counters.
+    /// Waits until the host's engine is ready, every request Lua sent has
+    /// arrived and been answered (or superseded), and Lua has received every
+    /// answer; returns the host's counters.
     pub async fn wait_idle(&self) -> serde_json::Value {
         self.wait_for("an idle host", || async {
             let st = self
@@ -286,9 +292,12 @@ impl Session {
                 .await;
             let c = st["counters"].clone();
             let n = |k: &str| c[k].as_u64().unwrap_or(0);
-            let lua_answers = self.stats().await["answers"].as_u64().unwrap_or(0);
-            (n("predict_answered") + n("predict_superseded") == n("predict_received")
-                && lua_answers == n("predict_answered"))
+            let lua = self.stats().await;
+            let lua_n = |k: &str| lua[k].as_u64().unwrap_or(0);
+            (st["engine"]["ready"] == true
+                && lua_n("sent") == n("predict_received")
+                && n("predict_answered") + n("predict_superseded") == n("predict_received")
+                && lua_n("answers") == n("predict_answered"))
             .then_some(c)
         })
         .await
@@ -308,13 +317,15 @@ impl Session {
 
     /// Sends a signal to the host process (STOP/CONT/KILL).
     pub fn signal(pid: i64, sig: &str) {
-        let ok = std::process::Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(pid.to_string())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(ok, "kill -{sig} {pid} failed");
+        let signo = match sig {
+            "STOP" => libc::SIGSTOP,
+            "CONT" => libc::SIGCONT,
+            "KILL" => libc::SIGKILL,
+            other => panic!("unknown signal {other}"),
+        };
+        // SAFETY: kill(2) with a pid the test got from Neovim's jobpid().
+        let rc = unsafe { libc::kill(pid as libc::pid_t, signo) };
+        assert_eq!(rc, 0, "kill -{sig} {pid} failed");
     }
 
     /// Opens a fresh buffer holding `lines`, and enters insert mode on a new

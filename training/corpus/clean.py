@@ -200,15 +200,13 @@ def code(text, lang):
 
 
 def _strip_licence_header(text):
-    i, n = 0, len(text)
-    # skip shebang / encoding lines
+    # keep a shebang / encoding line, drop the first comment block if it is a licence
     m = re.match(r"(#![^\n]*\n)?(#.*coding[:=][^\n]*\n)?", text)
     head = m.group(0) if m else ""
     rest = text[len(head):]
     block = re.match(r"\s*(/\*.*?\*/|(?:[ \t]*(?://|#|--)[^\n]*\n)+|\"\"\".*?\"\"\"|'''.*?''')", rest, re.S)
     if block and _LICENCE_WORDS.search(block.group(0)):
         rest = rest[block.end():]
-    del i, n
     return head + rest.lstrip("\n")
 
 

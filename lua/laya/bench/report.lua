@@ -34,10 +34,10 @@ end
 
 local function row(name, s)
   if not s or s.n == 0 then
-    return string.format('  %-14s %6s', name, 'n/a')
+    return string.format('  %-20s %6s', name, 'n/a')
   end
   return string.format(
-    '  %-14s %6d %s %s %s %s',
+    '  %-20s %6d %s %s %s %s',
     name,
     s.n,
     lpad(fmt_us(s.p50_us), 9),
@@ -47,7 +47,7 @@ local function row(name, s)
   )
 end
 
---- A few lines: what ran, e2e vs the ping floor.
+--- A few lines: what ran, e2e vs the ping and echo floors.
 function M.summary_lines(r)
   local lines = {
     string.format(
@@ -58,14 +58,23 @@ function M.summary_lines(r)
       tostring(r.quantization)
     ),
     string.format(
-      'keystroke → ghost text: p50 %s, p99 %s (n=%d of %d keys); ping floor p50 %s, p99 %s; ratio p50 %s',
+      'keystroke → ghost text: p50 %s, p99 %s (n=%d of %d keys)',
       fmt_us(r.e2e.p50_us),
       fmt_us(r.e2e.p99_us),
       r.e2e.n or 0,
-      r.keys_measured,
+      r.keys_measured
+    ),
+    string.format(
+      'ping floor: p50 %s, p99 %s; ratio e2e / ping at p50 %s',
       fmt_us(r.ping.p50_us),
       fmt_us(r.ping.p99_us),
       r.ratio_e2e_to_ping and string.format('%.2f×', r.ratio_e2e_to_ping.p50) or '-'
+    ),
+    string.format(
+      'echo floor (no engine): p50 %s, p99 %s; ratio e2e / echo at p50 %s',
+      fmt_us(r.echo.p50_us),
+      fmt_us(r.echo.p99_us),
+      r.ratio_e2e_to_echo and string.format('%.2f×', r.ratio_e2e_to_echo.p50) or '-'
     ),
   }
   if r.aborted then
@@ -81,17 +90,16 @@ end
 function M.lines(r)
   local lines = M.summary_lines(r)
   table.insert(lines, '')
+  table.insert(lines, string.format('machine: %s, %d cores; clock %s', r.machine.cpu, r.machine.nproc, r.clock_sync))
   table.insert(
     lines,
     string.format(
-      'machine: %s, %d cores; %d keys at %d ms/key (%.0f keys/s), text %s; clock %s',
-      r.machine.cpu,
-      r.machine.nproc,
+      'replay: %d keys at %d ms/key (%.0f keys/s), text %s; capacity %s keys/s at the mean e2e',
       r.keys_typed,
       r.rate_ms,
       r.keystrokes_per_s or 0,
       r.text,
-      r.clock_sync
+      tostring(r.capacity_keys_per_s or '?')
     )
   )
   table.insert(
@@ -106,13 +114,16 @@ function M.lines(r)
     )
   )
   table.insert(lines, '')
-  table.insert(lines, string.format('  %-14s %6s %9s %9s %9s %9s', 'stage', 'n', 'p50', 'p90', 'p99', 'max'))
+  table.insert(lines, string.format('  %-20s %6s %9s %9s %9s %9s', 'stage', 'n', 'p50', 'p90', 'p99', 'max'))
   for _, name in ipairs(r.stage_order) do
     table.insert(lines, row(name, r.stages[name]))
   end
   table.insert(lines, row('= e2e', r.e2e))
   table.insert(lines, row('ping floor', r.ping))
+  table.insert(lines, row('echo floor', r.echo))
   table.insert(lines, row('host total', r.host_total))
+  table.insert(lines, row('decision: in a word', r.decision_by_key.word_char))
+  table.insert(lines, row('decision: word end', r.decision_by_key.boundary))
   table.insert(lines, '')
   table.insert(lines, 'keystroke → ghost text:')
   local max = 0

@@ -1,6 +1,7 @@
 --- laya.bench.results: turns one :LayaBench replay (key times, the answers
---- shown, pings) into the results table written as JSON: `e2e`, `ping`,
---- per-stage summaries, the histogram, and what ran (backend, model, machine).
+--- shown, pings, echoes) into the results table written as JSON: `e2e`,
+--- `ping`, `echo`, per-stage summaries, the histogram, and what ran
+--- (backend, model, machine).
 
 local M = {}
 local stats = require('laya.bench.stats')
@@ -65,7 +66,10 @@ end
 --- host's status before and after; `origin_us`: host clock zero on the Lua
 --- clock (µs) or nil; `sync`: how it was found.
 function M.build(run, opts, before, after, host_pid, origin_us, sync)
-  local samples = { e2e = {}, rpc = {}, host_total = {} }
+  -- Decisions split by the key typed: a word character usually costs no
+  -- model step (the prefix narrows a cached distribution), anything else
+  -- ends a word and steps the model — what the seed baseline times.
+  local samples = { e2e = {}, rpc = {}, host_total = {}, decision_word = {}, decision_boundary = {} }
   for _, s in ipairs(M.STAGES) do
     samples[s[1]] = {}
   end
@@ -87,6 +91,8 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
       if t.host_recv_us and t.host_start_us and t.host_done_us then
         table.insert(samples.host_queue, t.host_start_us - t.host_recv_us)
         table.insert(samples.decision, t.host_done_us - t.host_start_us)
+        local word_key = (run.keys[k] or ''):match('^[%w_]$') ~= nil
+        table.insert(word_key and samples.decision_word or samples.decision_boundary, t.host_done_us - t.host_start_us)
         table.insert(samples.host_total, t.host_done_us - t.host_recv_us)
         if origin_us then
           table.insert(samples.send_to_host, origin_us + t.host_recv_us - sent_us)
@@ -102,6 +108,8 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
   for i, p in ipairs(run.pings) do
     ping[i] = p.rtt_ns / 1000
   end
+
+  local echo = M.echo_samples(run, origin_us)
 
   local e = nil_if_nil(before.engine) or {}
   local elapsed_s = ((run.ended_ns or run.started_ns) - run.started_ns) / 1e9
@@ -132,8 +140,19 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     clock_sync = sync,
     e2e = stats.summary(samples.e2e),
     ping = stats.summary(ping),
+    echo = stats.summary(echo.rtt),
+    echo_sent = echo.sent,
+    echo_stages = {
+      send_to_host = stats.summary(echo.send_to_host),
+      host_queue = stats.summary(echo.host_queue),
+      host_to_lua = stats.summary(echo.host_to_lua),
+    },
     rpc_roundtrip = stats.summary(samples.rpc),
     host_total = stats.summary(samples.host_total),
+    decision_by_key = {
+      word_char = stats.summary(samples.decision_word),
+      boundary = stats.summary(samples.decision_boundary),
+    },
     stages = {},
     stage_order = {},
     histogram = stats.histogram(samples.e2e),
@@ -146,13 +165,45 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     r.stages[s[1]].what = s[2]
     table.insert(r.stage_order, s[1])
   end
+  -- Keys per second the pipeline could follow one after another, each
+  -- waiting for its ghost text (the replay itself is paced by `rate_ms`).
+  if r.e2e.n > 0 and r.e2e.mean_us > 0 then
+    r.capacity_keys_per_s = math.floor(1e6 / r.e2e.mean_us)
+  end
   if r.e2e.n > 0 and r.ping.n > 0 then
     r.ratio_e2e_to_ping = {
       p50 = math.floor(r.e2e.p50_us / r.ping.p50_us * 100 + 0.5) / 100,
       p99 = math.floor(r.e2e.p99_us / r.ping.p99_us * 100 + 0.5) / 100,
     }
   end
+  -- The like-for-like floor: an echo takes a keystroke's whole path except
+  -- Neovim's key handling, the engine and the rendering.
+  if r.e2e.n > 0 and r.echo.n > 0 then
+    r.ratio_e2e_to_echo = {
+      p50 = math.floor(r.e2e.p50_us / r.echo.p50_us * 100 + 0.5) / 100,
+      p99 = math.floor(r.e2e.p99_us / r.echo.p99_us * 100 + 0.5) / 100,
+    }
+  end
   return r
+end
+
+--- The echoes' round trips (sent → back in Lua) and their stages (µs).
+function M.echo_samples(run, origin_us)
+  local out = { rtt = {}, send_to_host = {}, host_queue = {}, host_to_lua = {}, sent = run.echoes_sent or 0 }
+  for _, e in pairs(run.echoes) do
+    if e.received_ns then
+      local sent_us, back_us = e.t0_ns / 1000, e.received_ns / 1000
+      table.insert(out.rtt, back_us - sent_us)
+      if e.host_recv_us and e.host_start_us and e.host_done_us then
+        table.insert(out.host_queue, e.host_start_us - e.host_recv_us)
+        if origin_us then
+          table.insert(out.send_to_host, origin_us + e.host_recv_us - sent_us)
+          table.insert(out.host_to_lua, back_us - (origin_us + e.host_done_us))
+        end
+      end
+    end
+  end
+  return out
 end
 
 return M
