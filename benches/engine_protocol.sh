@@ -5,7 +5,7 @@
 #   benches/engine_protocol.sh [TEXT] [extra laya flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-KSR=${LAYA_KSR:-../shared/eval/ksr.py}
+KSR=${LAYA_KSR:-../shared/eval/ksr.py}; [ -f "$KSR" ] || KSR=tests/support/ksr.py
 TEXT=${1:-tests/data/heldout-prose.txt}
 shift || true
 REPEAT=${REPEAT:-2}

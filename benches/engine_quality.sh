@@ -6,7 +6,7 @@
 #   benches/engine_quality.sh [F32_MODEL]   (default: models/laya-default.safetensors run as f32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-KSR=${LAYA_KSR:-../shared/eval/ksr.py}
+KSR=${LAYA_KSR:-../shared/eval/ksr.py}; [ -f "$KSR" ] || KSR=tests/support/ksr.py
 F32=${1:-models/laya-default.safetensors}
 cargo build --release -q
 out=$(mktemp -d)
