@@ -22,11 +22,33 @@ pub type Key = u64;
 /// The key of the word that starts right after `before`, or None when no
 /// word is close enough before it (start of the text, a long gap).
 pub fn key_before(before: &str) -> Option<Key> {
+    keys_before(before)[0]
+}
+
+/// The keys of the word that starts right after `before`: from the previous
+/// word, and from the two previous words (a longer context, used first).
+pub fn keys_before(before: &str) -> [Option<Key>; 2] {
     let mut h: u64 = 0xcbf29ce484222325;
-    let mut mix = |b: u8| {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
+    let Some(start) = mix_previous_word(before, &mut h) else {
+        return [None, None];
     };
+    let one = h;
+    let two = mix_previous_word(&before[..start], &mut h).map(|_| {
+        mix(&mut h, 2);
+        h
+    });
+    [Some(one), two]
+}
+
+/// FNV-1a step.
+fn mix(h: &mut u64, b: u8) {
+    *h ^= b as u64;
+    *h = h.wrapping_mul(0x100000001b3);
+}
+
+/// Mixes the gap at the end of `before` and the word before it into `h`;
+/// returns where that word starts (None: no word close enough).
+fn mix_previous_word(before: &str, h: &mut u64) -> Option<usize> {
     let mut chars = before.char_indices().rev().peekable();
     let mut gap = 0;
     let mut punct = 0;
@@ -43,7 +65,7 @@ pub fn key_before(before: &str) -> Option<Key> {
         chars.next();
         if c == '\n' {
             if !last_newline && punct < MAX_PUNCT {
-                mix(b'\n');
+                mix(h, b'\n');
                 punct += 1;
             }
             last_newline = true;
@@ -51,7 +73,9 @@ pub fn key_before(before: &str) -> Option<Key> {
             last_newline = false;
             if punct < MAX_PUNCT {
                 let mut buf = [0u8; 4];
-                c.encode_utf8(&mut buf).bytes().for_each(&mut mix);
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    mix(h, b);
+                }
                 punct += 1;
             }
         }
@@ -63,9 +87,11 @@ pub fn key_before(before: &str) -> Option<Key> {
         .take_while(|&(_, c)| is_word_char(c))
         .last()
         .map_or(end, |(i, _)| i);
-    mix(0);
-    before[start..end].bytes().for_each(&mut mix);
-    Some(h)
+    mix(h, 0);
+    for b in before[start..end].bytes() {
+        mix(h, b);
+    }
+    Some(start)
 }
 
 #[derive(Debug, Default)]
@@ -255,6 +281,17 @@ mod tests {
         // Non-ASCII characters in the gap are punctuation, not a panic.
         assert_ne!(k("café "), k("caf "));
         assert!(k("é ").is_none());
+    }
+
+    #[test]
+    fn two_word_keys_need_both_words() {
+        let k = |s: &str| keys_before(s);
+        assert_eq!(k("so the cat ")[1], k("and the cat ")[1]);
+        assert_ne!(k("the cat ")[1], k("a cat ")[1]);
+        assert_eq!(k("the cat ")[0], k("a cat ")[0]);
+        assert_ne!(k("the cat ")[1], k("the cat ")[0]);
+        assert_eq!(k("cat "), [key_before("cat "), None]);
+        assert_eq!(k(" "), [None, None]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! costs no model step, a new word one step, a backspace steps back to a stored
 //! state, and anything else at most one bounded re-read of recent context.
 
-use super::bigrams::{key_before, BigramCache, BigramUndo, Key};
+use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
 use super::tokenizer::{tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
 use super::words::{Undo, WordCache};
@@ -63,8 +63,8 @@ pub struct BufferContext {
     hashes: Vec<u64>,
     /// Per cached token: how to take back its word from `words` if the text
     /// is deleted (None: not a word, or learnt before the cache was re-read),
-    /// and its (previous word → word) pair from `bigrams`.
-    undo: Vec<Option<(Undo, Option<BigramUndo>)>>,
+    /// and its (previous words → word) pairs from `bigrams`.
+    undo: Vec<Option<(Undo, [Option<BigramUndo>; 2])>>,
     /// The state after one more token, computed ahead by the engine (ghost
     /// continuation); used if that token is the next one typed.
     pub ahead: Option<Ahead>,
@@ -79,9 +79,9 @@ pub struct BufferContext {
     pub words: WordCache,
     /// (previous word → word) pairs learnt from this buffer's text.
     pub bigrams: BigramCache,
-    /// The bigram key at the end of the context (the previous word of the
-    /// word being typed), None when no word is close before it.
-    pub key: Option<Key>,
+    /// The bigram keys at the end of the context (the previous word and two
+    /// previous words of the word being typed; see `bigrams::keys_before`).
+    pub keys: [Option<Key>; 2],
     /// Bumped whenever the context changes, so derived caches (logits) know.
     pub version: u64,
     /// The context text of the last request (quick check for keystrokes inside a word).
@@ -100,7 +100,7 @@ impl BufferContext {
             start_state: Vec::new(),
             words: WordCache::new(),
             bigrams: BigramCache::new(),
-            key: None,
+            keys: [None, None],
             version: 0,
             last_context: String::new(),
             last_used: 0,
@@ -177,8 +177,8 @@ impl BufferContext {
             let undo = match t.kind {
                 TokenKind::Word if !cost.reread => {
                     let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
-                    let pair = key_before(&context[..t.start])
-                        .map(|k| self.bigrams.add_undoable(k, t.text));
+                    let pair = keys_before(&context[..t.start])
+                        .map(|k| k.map(|k| self.bigrams.add_undoable(k, t.text)));
                     Some((self.words.add_undoable(t.text, oov), pair))
                 }
                 TokenKind::Newline => {
@@ -228,7 +228,7 @@ impl BufferContext {
                 self.states.drain(..drop * hidden);
             }
         }
-        self.key = key_before(context);
+        self.keys = keys_before(context);
         self.version += 1;
         self.last_context.clear();
         self.last_context.push_str(context);
@@ -240,7 +240,7 @@ impl BufferContext {
     fn truncate(&mut self, n: usize, hidden: usize) {
         while self.undo.len() > n {
             if let Some(Some((u, pair))) = self.undo.pop() {
-                if let Some(p) = pair {
+                for p in pair.into_iter().rev().flatten() {
                     self.bigrams.undo(p);
                 }
                 self.words.undo(u);
@@ -283,7 +283,10 @@ impl BufferContext {
                     if t.kind == TokenKind::Word {
                         let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
                         self.words.add_undoable(t.text, oov);
-                        if let Some(k) = key_before(&context[..line_start + t.start]) {
+                        for k in keys_before(&context[..line_start + t.start])
+                            .into_iter()
+                            .flatten()
+                        {
                             self.bigrams.add(k, t.text);
                         }
                     }
