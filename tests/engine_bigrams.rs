@@ -1,6 +1,7 @@
 //! The bigram cache with the real default model: a word that followed the
-//! same previous word earlier in the buffer is proposed again after it, where
-//! the model and the buffer's word frequencies alone propose something else.
+//! same previous word earlier in the buffer (or in text the user accepted) is
+//! proposed again after it, where the model and the buffer's word frequencies
+//! alone propose something else; a deleted pair leaves no trace.
 
 use laya::engine::{Engine, EngineOptions, Request};
 use std::path::Path;
@@ -68,4 +69,15 @@ fn a_deleted_pair_is_forgotten() {
     let expected = top(&mut fresh, &deleted);
     assert_ne!(expected, "grant");
     assert_eq!(top(&mut e, &deleted), expected);
+}
+
+#[test]
+fn accepted_text_teaches_pairs_to_every_buffer() {
+    // Buffer 2 never saw "mortgage grant"; the user accepted it elsewhere.
+    let text = TEXT.replacen("mortgage grant", "loan", 1);
+    let mut e = engine("");
+    assert_ne!(top(&mut e, &text), "grant");
+    e.forget(1);
+    e.accepted(7, "a mortgage grant");
+    assert_eq!(top(&mut e, &text), "grant");
 }
