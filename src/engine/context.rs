@@ -4,6 +4,7 @@
 //! costs no model step, a new word one step, a backspace steps back to a stored
 //! state, and anything else at most one bounded re-read of recent context.
 
+use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
 use super::tokenizer::{tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
 use super::words::{Undo, WordCache};
@@ -61,8 +62,9 @@ pub struct SyncCost {
 pub struct BufferContext {
     hashes: Vec<u64>,
     /// Per cached token: how to take back its word from `words` if the text
-    /// is deleted (None: not a word, or learnt before the cache was re-read).
-    undo: Vec<Option<Undo>>,
+    /// is deleted (None: not a word, or learnt before the cache was re-read),
+    /// and its (previous words → word) pairs from `bigrams`.
+    undo: Vec<Option<(Undo, [Option<BigramUndo>; 2])>>,
     /// The state after one more token, computed ahead by the engine (ghost
     /// continuation); used if that token is the next one typed.
     pub ahead: Option<Ahead>,
@@ -75,6 +77,11 @@ pub struct BufferContext {
     start_state: Vec<f32>,
     /// Words learnt from this buffer's text.
     pub words: WordCache,
+    /// (previous word → word) pairs learnt from this buffer's text.
+    pub bigrams: BigramCache,
+    /// The bigram keys at the end of the context (the previous word and two
+    /// previous words of the word being typed; see `bigrams::keys_before`).
+    pub keys: [Option<Key>; 2],
     /// Bumped whenever the context changes, so derived caches (logits) know.
     pub version: u64,
     /// The context text of the last request (quick check for keystrokes inside a word).
@@ -92,6 +99,8 @@ impl BufferContext {
             states: Vec::new(),
             start_state: Vec::new(),
             words: WordCache::new(),
+            bigrams: BigramCache::new(),
+            keys: [None, None],
             version: 0,
             last_context: String::new(),
             last_used: 0,
@@ -168,7 +177,9 @@ impl BufferContext {
             let undo = match t.kind {
                 TokenKind::Word if !cost.reread => {
                     let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
-                    Some(self.words.add_undoable(t.text, oov))
+                    let pair = keys_before(&context[..t.start])
+                        .map(|k| k.map(|k| self.bigrams.add_undoable(k, t.text)));
+                    Some((self.words.add_undoable(t.text, oov), pair))
                 }
                 TokenKind::Newline => {
                     let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
@@ -217,6 +228,7 @@ impl BufferContext {
                 self.states.drain(..drop * hidden);
             }
         }
+        self.keys = keys_before(context);
         self.version += 1;
         self.last_context.clear();
         self.last_context.push_str(context);
@@ -227,7 +239,10 @@ impl BufferContext {
     /// taking their words back out of the word cache, newest first.
     fn truncate(&mut self, n: usize, hidden: usize) {
         while self.undo.len() > n {
-            if let Some(Some(u)) = self.undo.pop() {
+            if let Some(Some((u, pair))) = self.undo.pop() {
+                for p in pair.into_iter().rev().flatten() {
+                    self.bigrams.undo(p);
+                }
                 self.words.undo(u);
             }
         }
@@ -247,10 +262,13 @@ impl BufferContext {
     fn learn_lines(&mut self, context: &str, cold: bool, vocab: Option<&Vocab>) {
         // A long context was probably cut by the caller: its first line is partial.
         let mut lines = context.split_inclusive('\n');
+        let mut offset = 0;
         if context.len() > 256 && context[..context.len() - 1].contains('\n') {
-            lines.next();
+            offset += lines.next().map_or(0, str::len);
         }
         for line in lines {
+            let line_start = offset;
+            offset += line.len();
             // The unfinished last line counts as a line of its own: jumping
             // back into the middle of a known line re-learns only its start.
             let text = line.strip_suffix('\n').unwrap_or(line);
@@ -265,6 +283,12 @@ impl BufferContext {
                     if t.kind == TokenKind::Word {
                         let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
                         self.words.add_undoable(t.text, oov);
+                        for k in keys_before(&context[..line_start + t.start])
+                            .into_iter()
+                            .flatten()
+                        {
+                            self.bigrams.add(k, t.text);
+                        }
                     }
                 }
             }

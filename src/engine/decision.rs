@@ -2,6 +2,7 @@
 //! cursor, and the merge of model, buffer-word and word-list candidates into
 //! one ranking, the ghost text and its confidence gate.
 
+use super::bigrams::{keys_before, BigramCache};
 use super::case::{adapted_rest, case_agreement};
 use super::context::{Ahead, BufferContext, SyncCost};
 use super::corrections;
@@ -29,6 +30,14 @@ pub struct Tuning {
     /// Part of the model's `<unk>` probability given to the buffer's
     /// out-of-vocabulary words (the rest: words never seen before).
     pub oov_share: f32,
+    /// Most weight of the bigram cache (words that followed the same previous
+    /// word earlier), reached when that word has much history.
+    pub lambda_bigram: f32,
+    /// The bigram weight is lambda_bigram * n / (n + bigram_conf) after n
+    /// occurrences of the previous word (little history, little trust).
+    pub bigram_conf: f32,
+    /// The same for the two previous words (a longer, rarer context).
+    pub lambda_trigram: f32,
 }
 
 impl Default for Tuning {
@@ -41,6 +50,11 @@ impl Default for Tuning {
             buffer_share: 0.8,
             length_weight: 0.5,
             oov_share: 0.1,
+            // Bigram/trigram weights: dev KSR@1 +1.5 prose, +2.0 code over
+            // none; flat (±0.1) across 0.2-0.5 and conf 0.5-5.
+            lambda_bigram: 0.2,
+            bigram_conf: 0.5,
+            lambda_trigram: 0.35,
         }
     }
 }
@@ -59,6 +73,9 @@ impl Tuning {
                 "buffer_share" => self.buffer_share = v,
                 "length_weight" => self.length_weight = v,
                 "oov_share" => self.oov_share = v,
+                "lambda_bigram" => self.lambda_bigram = v,
+                "bigram_conf" => self.bigram_conf = v,
+                "lambda_trigram" => self.lambda_trigram = v,
                 _ => return Err(format!("unknown tuning key {k:?}")),
             }
         }
@@ -162,6 +179,8 @@ pub struct Engine {
     buffers: HashMap<u64, BufferEntry>,
     /// Words the user accepted or typed anywhere (history across buffers).
     user_words: WordCache,
+    /// (previous word → word) pairs of the text the user accepted anywhere.
+    user_bigrams: BigramCache,
     clock: u64,
     info: EngineInfo,
     errors: u64,
@@ -230,6 +249,7 @@ impl Engine {
             backend,
             buffers: HashMap::new(),
             user_words: WordCache::new(),
+            user_bigrams: BigramCache::new(),
             clock: 0,
             info,
             errors: 0,
@@ -284,6 +304,9 @@ impl Engine {
         for t in super::tokenizer::tokenize(text) {
             if t.kind == super::tokenizer::TokenKind::Word {
                 self.user_words.add(t.text);
+                for k in keys_before(&text[..t.start]).into_iter().flatten() {
+                    self.user_bigrams.add(k, t.text);
+                }
             }
         }
     }
@@ -566,6 +589,68 @@ impl Engine {
                 }
             }
         }
+        // Bigram cache: the words that followed the previous word (and the two
+        // previous words) before, in this buffer and in accepted text, each
+        // weighted by how much history that context has.
+        let t = &self.opts.tuning;
+        let mut followers: Vec<(&str, [f32; 2])> = Vec::new();
+        let mut bigram_weight = [0.0f32; 2];
+        let mut mass_bigram = [0.0f32; 2];
+        let lambdas = [t.lambda_bigram, t.lambda_trigram];
+        for (order, key) in entry.ctx.keys.iter().enumerate() {
+            let Some(key) = key.filter(|_| lambdas[order] > 0.0) else {
+                continue;
+            };
+            let n = entry.ctx.bigrams.total(key) + self.user_bigrams.total(key);
+            if n == 0 {
+                continue;
+            }
+            let n = n as f32;
+            bigram_weight[order] = lambdas[order] * n / (n + t.bigram_conf);
+            for (word, c) in entry
+                .ctx
+                .bigrams
+                .followers(key)
+                .chain(self.user_bigrams.followers(key))
+            {
+                if word.len() < prefix.len()
+                    || !word.as_bytes()[..prefix.len()].eq_ignore_ascii_case(lower.as_bytes())
+                {
+                    continue;
+                }
+                let p = c as f32 / n;
+                mass_bigram[order] += p;
+                match followers.iter_mut().find(|f| f.0 == word) {
+                    Some(f) => f.1[order] += p,
+                    None => {
+                        let mut ps = [0.0; 2];
+                        ps[order] = p;
+                        followers.push((word, ps));
+                    }
+                }
+            }
+        }
+        for order in 0..2 {
+            if prefix.is_empty() && bigram_weight[order] > 0.0 {
+                mass_bigram[order] = 1.0;
+            }
+            if mass_bigram[order] <= 0.0 {
+                bigram_weight[order] = 0.0;
+            }
+        }
+        for &(word, _) in &followers {
+            if word.len() > prefix.len() && seen.insert(word) {
+                let pc =
+                    buffer_weight * words.prob(word) + user_weight * self.user_words.prob(word);
+                let (p_model, from_vocab) = model_part(word);
+                scored.push(Scored {
+                    word,
+                    p_model,
+                    p_cache: pc,
+                    from_vocab,
+                });
+            }
+        }
         let cache_weight = if mass_cache > 0.0 {
             1.0 - words_weight
         } else {
@@ -576,14 +661,25 @@ impl Engine {
         } else {
             0.0
         };
-        let mass = model_weight * mass_vocab + cache_weight * mass_cache;
+        let rest = (1.0 - bigram_weight[0] - bigram_weight[1]).max(0.0);
+        let model_weight = model_weight * rest;
+        let cache_weight = cache_weight * rest;
+        let mass = model_weight * mass_vocab
+            + cache_weight * mass_cache
+            + bigram_weight[0] * mass_bigram[0]
+            + bigram_weight[1] * mass_bigram[1];
+        let p_bigram = |word: &str| {
+            followers.iter().find(|f| f.0 == word).map_or(0.0, |f| {
+                bigram_weight[0] * f.1[0] + bigram_weight[1] * f.1[1]
+            })
+        };
 
         // Merge spellings that read the same after case adaptation.
         let mut merged: Vec<Candidate> = Vec::with_capacity(scored.len());
         for s in &scored {
             let agree = case_agreement(prefix, s.word);
             let from_model = model_weight * s.p_model * agree;
-            let from_cache = cache_weight * s.p_cache * agree;
+            let from_cache = (cache_weight * s.p_cache + p_bigram(s.word)) * agree;
             let score = from_model + from_cache;
             let rest = adapted_rest(prefix, s.word);
             let source = if from_cache > from_model || !s.from_vocab {

@@ -12,6 +12,7 @@
 //! tokens and model states) → `decision` (model distribution, `words` cache
 //! model, word list, `corrections`, `case` adaptation → ranking and ghost).
 
+pub mod bigrams;
 pub mod case;
 pub mod context;
 pub mod corrections;

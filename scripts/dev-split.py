@@ -1,0 +1,45 @@
+"""Writes the development split used to tune the engine's ranking constants:
+whole *validation* documents of the training corpus (never the test split that
+tests/data/heldout-*.txt come from), form-feed separated like METRICS.md §1.
+
+    python3 scripts/dev-split.py training/work/corpus/valid.jsonl OUTDIR
+"""
+import hashlib
+import json
+import os
+import sys
+
+
+def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000):
+    by_kind = {}
+    with open(valid_jsonl, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            if len(r["text"]) <= max_doc:
+                by_kind.setdefault(r["kind"], {}).setdefault(r["src"], []).append(r["text"])
+    os.makedirs(outdir, exist_ok=True)
+    for kind, by_src in sorted(by_kind.items()):
+        for docs in by_src.values():
+            docs.sort(key=lambda t: hashlib.sha256(t.encode()).hexdigest())
+        chosen, size = [], 0
+        # Round-robin over sources so every source is represented.
+        while by_src and size < budget:
+            for src in sorted(by_src):
+                if not by_src[src]:
+                    continue
+                t = by_src[src].pop(0)
+                if size + len(t) > budget:
+                    continue
+                if not t.endswith("\n"):
+                    t += "\n"
+                chosen.append(t)
+                size += len(t)
+            by_src = {s: d for s, d in by_src.items() if d}
+        path = os.path.join(outdir, f"dev-{kind}.txt")
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write("\f\n".join(chosen))
+        print(f"{path}: {len(chosen)} documents, {size / 1e3:.0f} KB")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

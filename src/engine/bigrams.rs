@@ -1,0 +1,359 @@
+//! The bigram cache: which words followed which previous word earlier in a
+//! buffer (or in accepted text). A document repeats its phrases ("self.items",
+//! "the word cache"), so the word that followed the same previous word last
+//! time is often the next one; the model forgets that beyond its context.
+
+use super::tokenizer::is_word_char;
+use std::collections::HashMap;
+
+/// Followers kept per previous word (the rarest, oldest go beyond it).
+const MAX_FOLLOWERS: usize = 24;
+/// Previous words kept per cache (the least recently used half goes beyond it).
+const MAX_KEYS: usize = 8_000;
+/// Non-word characters looked through between the previous word and the cursor.
+const MAX_GAP: usize = 12;
+/// Punctuation characters of the gap that are part of the key.
+const MAX_PUNCT: usize = 3;
+
+/// The context a word is predicted from: the previous word and the
+/// punctuation between it and the word (`self.` and `self (` differ), hashed.
+pub type Key = u64;
+
+/// The key of the word that starts right after `before`, or None when no
+/// word is close enough before it (start of the text, a long gap).
+pub fn key_before(before: &str) -> Option<Key> {
+    keys_before(before)[0]
+}
+
+/// The keys of the word that starts right after `before`: from the previous
+/// word, and from the two previous words (a longer context, used first).
+pub fn keys_before(before: &str) -> [Option<Key>; 2] {
+    let mut h: u64 = 0xcbf29ce484222325;
+    let Some(start) = mix_previous_word(before, &mut h) else {
+        return [None, None];
+    };
+    let one = h;
+    let two = mix_previous_word(&before[..start], &mut h).map(|_| {
+        mix(&mut h, 2);
+        h
+    });
+    [Some(one), two]
+}
+
+/// FNV-1a step.
+fn mix(h: &mut u64, b: u8) {
+    *h ^= b as u64;
+    *h = h.wrapping_mul(0x100000001b3);
+}
+
+/// Mixes the gap at the end of `before` and the word before it into `h`;
+/// returns where that word starts (None: no word close enough).
+fn mix_previous_word(before: &str, h: &mut u64) -> Option<usize> {
+    let mut chars = before.char_indices().rev().peekable();
+    let mut gap = 0;
+    let mut punct = 0;
+    let mut last_newline = false;
+    // The gap: blanks are ignored, newlines count once, punctuation up to MAX_PUNCT.
+    while let Some(&(_, c)) = chars.peek() {
+        if is_word_char(c) {
+            break;
+        }
+        gap += 1;
+        if gap > MAX_GAP {
+            return None;
+        }
+        chars.next();
+        if c == '\n' {
+            if !last_newline && punct < MAX_PUNCT {
+                mix(h, b'\n');
+                punct += 1;
+            }
+            last_newline = true;
+        } else if !c.is_whitespace() {
+            last_newline = false;
+            if punct < MAX_PUNCT {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    mix(h, b);
+                }
+                punct += 1;
+            }
+        }
+    }
+    let end = chars.peek()?.0 + 1;
+    let start = before[..end]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_word_char(c))
+        .last()
+        .map_or(end, |(i, _)| i);
+    mix(h, 0);
+    for b in before[start..end].bytes() {
+        mix(h, b);
+    }
+    Some(start)
+}
+
+#[derive(Debug, Default)]
+struct Followers {
+    /// (word, count), in first-seen order.
+    words: Vec<(Box<str>, u32)>,
+    total: u32,
+    /// Clock of the last occurrence (for pruning).
+    last: u64,
+}
+
+/// How to take back one `add_undoable` (see `BigramCache::undo`).
+#[derive(Debug, Clone)]
+pub struct BigramUndo {
+    key: Key,
+    word: Box<str>,
+    /// The pair's count and the key's total and clock before the add.
+    count: u32,
+    total: u32,
+    last: u64,
+    clock: u64,
+    /// A follower dropped to make room: (position, word, count).
+    evicted: Option<(usize, Box<str>, u32)>,
+}
+
+/// Counts of (previous word → word) pairs.
+#[derive(Debug, Default)]
+pub struct BigramCache {
+    keys: HashMap<Key, Followers>,
+    clock: u64,
+}
+
+impl BigramCache {
+    pub fn new() -> BigramCache {
+        BigramCache::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Occurrences seen after `key`.
+    pub fn total(&self, key: Key) -> u32 {
+        self.keys.get(&key).map_or(0, |f| f.total)
+    }
+
+    /// count(key → word).
+    pub fn count(&self, key: Key, word: &str) -> u32 {
+        self.keys
+            .get(&key)
+            .and_then(|f| f.words.iter().find(|(w, _)| &**w == word))
+            .map_or(0, |(_, c)| *c)
+    }
+
+    /// The words seen after `key` with their counts.
+    pub fn followers(&self, key: Key) -> impl Iterator<Item = (&str, u32)> {
+        self.keys
+            .get(&key)
+            .into_iter()
+            .flat_map(|f| f.words.iter().map(|(w, c)| (&**w, *c)))
+    }
+
+    pub fn add(&mut self, key: Key, word: &str) {
+        self.add_undoable(key, word);
+    }
+
+    /// Records one `key → word` and returns what undoes it exactly, so text
+    /// that is deleted again leaves no trace.
+    pub fn add_undoable(&mut self, key: Key, word: &str) -> BigramUndo {
+        let (count, total, last) = match self.keys.get(&key) {
+            Some(f) => (
+                f.words
+                    .iter()
+                    .find(|(w, _)| &**w == word)
+                    .map_or(0, |(_, c)| *c),
+                f.total,
+                f.last,
+            ),
+            None => (0, 0, 0),
+        };
+        let mut undo = BigramUndo {
+            key,
+            word: word.into(),
+            count,
+            total,
+            last,
+            clock: self.clock,
+            evicted: None,
+        };
+        self.clock += 1;
+        if total == 0 && self.keys.len() >= MAX_KEYS {
+            self.prune();
+        }
+        let f = self.keys.entry(key).or_default();
+        f.total += 1;
+        f.last = self.clock;
+        match f.words.iter_mut().find(|(w, _)| &**w == word) {
+            Some(e) => e.1 += 1,
+            None => {
+                if f.words.len() >= MAX_FOLLOWERS {
+                    // Drop the rarest follower (the oldest among equals).
+                    let (i, _) = f
+                        .words
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, (_, c))| *c)
+                        .expect("full list");
+                    let (w, c) = f.words.remove(i);
+                    f.total -= c;
+                    undo.evicted = Some((i, w, c));
+                }
+                f.words.push((word.into(), 1));
+            }
+        }
+        undo
+    }
+
+    /// Reverts an `add_undoable`; undos must be applied newest first.
+    pub fn undo(&mut self, u: BigramUndo) {
+        self.clock = u.clock;
+        if u.total == 0 {
+            self.keys.remove(&u.key);
+            return;
+        }
+        let f = self.keys.entry(u.key).or_default();
+        f.total = u.total;
+        f.last = u.last;
+        match f.words.iter().position(|(w, _)| *w == u.word) {
+            Some(i) if u.count == 0 => {
+                f.words.remove(i);
+            }
+            Some(i) => f.words[i].1 = u.count,
+            // The key was pruned since: only this pair comes back.
+            None if u.count > 0 => f.words.push((u.word, u.count)),
+            None => {}
+        }
+        if let Some((i, w, c)) = u.evicted {
+            f.words.insert(i.min(f.words.len()), (w, c));
+        }
+    }
+
+    /// Drops the least recently used half of the keys.
+    fn prune(&mut self) {
+        let mut lasts: Vec<u64> = self.keys.values().map(|f| f.last).collect();
+        let mid = lasts.len() / 2;
+        let (_, &mut cut, _) = lasts.select_nth_unstable(mid);
+        self.keys.retain(|_, f| f.last > cut);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Per key: its followers in order, and its total.
+    type Snapshot = Vec<(Key, Vec<(String, u32)>, u32)>;
+
+    fn snapshot(c: &BigramCache) -> Snapshot {
+        let mut v: Vec<_> = c
+            .keys
+            .iter()
+            .map(|(k, f)| {
+                // In order: eviction picks the first of equals.
+                let w: Vec<(String, u32)> =
+                    f.words.iter().map(|(w, n)| (w.to_string(), *n)).collect();
+                (*k, w, f.total)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn keys_are_the_previous_word_and_its_punctuation() {
+        let k = |s: &str| key_before(s);
+        assert_eq!(k("let x = self."), k("y = self."));
+        assert_ne!(k("self."), k("self "));
+        assert_eq!(k("the  "), k("of the "));
+        assert_ne!(k("the "), k("then "));
+        assert_eq!(k(""), None);
+        assert_eq!(k("  ("), None);
+        assert_eq!(k(&format!("word{}", " ".repeat(MAX_GAP + 1))), None);
+        // Non-ASCII characters in the gap are punctuation, not a panic.
+        assert_ne!(k("café "), k("caf "));
+        assert!(k("é ").is_none());
+    }
+
+    #[test]
+    fn two_word_keys_need_both_words() {
+        let k = |s: &str| keys_before(s);
+        assert_eq!(k("so the cat ")[1], k("and the cat ")[1]);
+        assert_ne!(k("the cat ")[1], k("a cat ")[1]);
+        assert_eq!(k("the cat ")[0], k("a cat ")[0]);
+        assert_ne!(k("the cat ")[1], k("the cat ")[0]);
+        assert_eq!(k("cat "), [key_before("cat "), None]);
+        assert_eq!(k(" "), [None, None]);
+    }
+
+    #[test]
+    fn counts_followers() {
+        let mut c = BigramCache::new();
+        let the = key_before("the ").unwrap();
+        let of = key_before("of ").unwrap();
+        c.add(the, "cache");
+        c.add(the, "model");
+        c.add(the, "cache");
+        c.add(of, "the");
+        assert_eq!(c.total(the), 3);
+        assert_eq!(c.count(the, "cache"), 2);
+        assert_eq!(c.count(the, "model"), 1);
+        assert_eq!(c.count(of, "cache"), 0);
+        assert_eq!(c.followers(of).collect::<Vec<_>>(), vec![("the", 1)]);
+    }
+
+    #[test]
+    fn undo_restores_exactly() {
+        let mut c = BigramCache::new();
+        let a = key_before("a ").unwrap();
+        let b = key_before("b ").unwrap();
+        c.add(a, "x");
+        c.add(a, "y");
+        let full = key_before("full ").unwrap();
+        for i in 0..MAX_FOLLOWERS {
+            c.add(full, &format!("w{i}"));
+        }
+        let before = snapshot(&c);
+        // Evicts a follower of a full key; the undo brings it back.
+        let u0 = c.add_undoable(full, "new");
+        let u1 = c.add_undoable(a, "x");
+        let u2 = c.add_undoable(a, "z");
+        let u3 = c.add_undoable(b, "x");
+        assert_ne!(snapshot(&c), before);
+        c.undo(u3);
+        c.undo(u2);
+        c.undo(u1);
+        c.undo(u0);
+        assert_eq!(snapshot(&c), before);
+        assert_eq!(c.total(b), 0);
+    }
+
+    #[test]
+    fn memory_is_bounded() {
+        let mut c = BigramCache::new();
+        let k = key_before("k ").unwrap();
+        for i in 0..(MAX_FOLLOWERS * 3) {
+            c.add(k, &format!("w{i}"));
+        }
+        c.add(k, "w1000");
+        c.add(k, "w1000");
+        assert_eq!(c.followers(k).count(), MAX_FOLLOWERS);
+        let sum: u32 = c.followers(k).map(|(_, n)| n).sum();
+        assert_eq!(c.total(k), sum);
+        assert_eq!(c.count(k, "w1000"), 2);
+        for i in 0..(3 * MAX_KEYS) {
+            c.add(i as Key, "w");
+        }
+        assert!(c.len() <= MAX_KEYS);
+        // The most recent keys survive pruning.
+        assert_eq!(c.count((3 * MAX_KEYS - 1) as Key, "w"), 1);
+    }
+}
