@@ -156,7 +156,7 @@ def npm(names, log=print, pins=None):
 
 
 def crates(names, log=print, pins=None):
-    """crates.io sources via `cargo vendor` of a throwaway crate that depends on
+    """Rust crate sources (the crate registry) via `cargo vendor` of a throwaway crate that depends on
     each name as "*" (or "=version" when pinned); only the named crates are
     returned (newest vendored version)."""
     pins = pins or {}
