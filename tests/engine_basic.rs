@@ -48,27 +48,8 @@ fn with_word_list(words: &[&str]) -> (Engine, tempdir::Dir) {
     (e, dir)
 }
 
-mod tempdir {
-    pub struct Dir {
-        pub path: std::path::PathBuf,
-    }
-    impl Dir {
-        pub fn new(tag: &str) -> Dir {
-            let path = std::env::temp_dir().join(format!(
-                "laya-{tag}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            std::fs::create_dir_all(&path).unwrap();
-            Dir { path }
-        }
-    }
-    impl Drop for Dir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
+#[path = "support/scratch.rs"]
+mod tempdir;
 
 #[test]
 fn buffer_words_complete_the_prefix_by_frequency() {

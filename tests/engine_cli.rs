@@ -23,20 +23,9 @@ fn ksr_py() -> PathBuf {
         .expect("ksr.py not found: set LAYA_KSR to a copy of shared/eval/ksr.py")
 }
 
-struct Dir(PathBuf);
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let p = std::env::temp_dir().join(format!("laya-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Dir(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Dir;
 
 /// Three documents, prose and code, with non-ASCII text and blank lines.
 fn sample_text() -> String {
@@ -98,10 +87,10 @@ fn version_and_predict() {
 
 #[test]
 fn eval_agrees_with_ksr_py_on_the_same_file() {
-    let dir = Dir::new("agree");
-    let text = dir.0.join("sample.txt");
+    let dir = Dir::new("cli-agree");
+    let text = dir.path.join("sample.txt");
     std::fs::write(&text, sample_text()).unwrap();
-    let model = small_model(&dir.0);
+    let model = small_model(&dir.path);
     for engine_args in [
         vec!["--model".to_string(), model.display().to_string()],
         vec!["--no-model".to_string()],
@@ -129,7 +118,7 @@ fn eval_agrees_with_ksr_py_on_the_same_file() {
                     .output()
                     .unwrap(),
             );
-            let out_json = dir.0.join("ksr.json");
+            let out_json = dir.path.join("ksr.json");
             let cmd = format!("{LAYA} protocol {}", engine_args.join(" "));
             let status = Command::new("python3")
                 .arg(ksr_py())

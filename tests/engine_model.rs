@@ -16,20 +16,9 @@ const E: usize = 24;
 const H: usize = 40;
 const SEED: u64 = 11;
 
-struct Dir(PathBuf);
-impl Dir {
-    fn new(tag: &str) -> Dir {
-        let p = std::env::temp_dir().join(format!("laya-model-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Dir(p)
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Dir;
 
 fn words() -> Vec<String> {
     let mut w: Vec<String> = [
@@ -119,9 +108,9 @@ fn argmax(v: &[f32]) -> usize {
 
 #[test]
 fn cpu_backend_matches_the_format_in_every_dtype() {
-    let dir = Dir::new("dtypes");
+    let dir = Dir::new("model-dtypes");
     let tokens = [1u32, 3, 9, 10, 2, 4, 57, 8];
-    let f32_path = model(&dir.0, "m32", WeightType::F32);
+    let f32_path = model(&dir.path, "m32", WeightType::F32);
     let vocab = vocab_of(&f32_path);
     let (h_ref, l_ref) = reference(vocab.len(), &tokens);
     for (file_dtype, run_dtype, tol) in [
@@ -132,7 +121,7 @@ fn cpu_backend_matches_the_format_in_every_dtype() {
         (WeightType::F32, Some(WeightType::Bf16), 0.05),
         (WeightType::Int8, Some(WeightType::F32), 0.05),
     ] {
-        let path = model(&dir.0, &format!("m-{}", file_dtype.as_str()), file_dtype);
+        let path = model(&dir.path, &format!("m-{}", file_dtype.as_str()), file_dtype);
         let w = Weights::open(&path, Some(&vocab_of(&path))).unwrap();
         assert_eq!(w.config.dtype, file_dtype);
         let mut b = CpuBackend::new(w, run_dtype);
@@ -160,8 +149,8 @@ fn cpu_backend_matches_the_format_in_every_dtype() {
 
 #[test]
 fn backend_rejects_bad_calls_without_panicking() {
-    let dir = Dir::new("calls");
-    let path = model(&dir.0, "m", WeightType::Int8);
+    let dir = Dir::new("model-calls");
+    let path = model(&dir.path, "m", WeightType::Int8);
     let vocab = vocab_of(&path);
     let mut b = load_backend(&path, &vocab, "cpu", None).unwrap();
     let h = vec![0.0; b.hidden_dim()];
@@ -183,8 +172,8 @@ fn load_error(
     tag: &str,
     edit: impl FnOnce(&mut Vec<RawTensor>, &mut std::collections::HashMap<String, String>),
 ) -> String {
-    let dir = Dir::new(tag);
-    let good = model(&dir.0, "good", WeightType::F32);
+    let dir = Dir::new(&format!("model-{tag}"));
+    let good = model(&dir.path, "good", WeightType::F32);
     let vocab = vocab_of(&good);
     let mut tensors = encode(
         &random_f32_tensors(vocab.len(), E, H, SEED),
@@ -192,7 +181,7 @@ fn load_error(
     );
     let mut meta = metadata(vocab.len(), E, H, WeightType::F32, &vocab.sha256);
     edit(&mut tensors, &mut meta);
-    let bad = dir.0.join("bad.safetensors");
+    let bad = dir.path.join("bad.safetensors");
     write_safetensors(&bad, &tensors, meta).unwrap();
     let err = Weights::open(&bad, Some(&vocab)).err().expect("must fail");
     let msg = format!("{err:#}");
@@ -265,8 +254,8 @@ fn every_tensor_is_checked_with_an_actionable_error() {
 
 #[test]
 fn corrupt_truncated_and_missing_files_are_errors() {
-    let dir = Dir::new("corrupt");
-    let good = model(&dir.0, "good", WeightType::Int8);
+    let dir = Dir::new("model-corrupt");
+    let good = model(&dir.path, "good", WeightType::Int8);
     let vocab = vocab_of(&good);
     let bytes = std::fs::read(&good).unwrap();
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -297,7 +286,7 @@ fn corrupt_truncated_and_missing_files_are_errors() {
         }),
     ];
     for (name, data) in cases {
-        let p = dir.0.join(format!("{name}.safetensors"));
+        let p = dir.path.join(format!("{name}.safetensors"));
         std::fs::write(&p, data).unwrap();
         let err = Weights::open(&p, Some(&vocab))
             .err()
@@ -307,13 +296,13 @@ fn corrupt_truncated_and_missing_files_are_errors() {
             "{name}: {err:#}"
         );
     }
-    assert!(Weights::open(&dir.0.join("absent.safetensors"), None).is_err());
+    assert!(Weights::open(&dir.path.join("absent.safetensors"), None).is_err());
 }
 
 #[test]
 fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
-    let dir = Dir::new("engine");
-    let path = model(&dir.0, "m", WeightType::Int8);
+    let dir = Dir::new("model-engine");
+    let path = model(&dir.path, "m", WeightType::Int8);
     let mut e = Engine::new(EngineOptions {
         model_path: Some(path.clone()),
         ..EngineOptions::default()
