@@ -268,19 +268,7 @@ impl WordCache {
 
     /// The `n` most probable words.
     pub fn top(&self, n: usize) -> Vec<(&str, f32)> {
-        let mut all: Vec<(&str, f32)> = self
-            .stats
-            .iter()
-            .map(|(w, s)| (&**w, self.stat_prob(s)))
-            .collect();
-        let n = n.min(all.len());
-        if n == 0 {
-            return Vec::new();
-        }
-        all.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
-        all.truncate(n);
-        all.sort_by(|a, b| b.1.total_cmp(&a.1));
-        all
+        self.top_scored(n, |p, _| p)
     }
 }
 
