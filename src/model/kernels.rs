@@ -229,61 +229,68 @@ mod avx2 {
         sum
     }
 
-    /// Rows four at a time so each load of `x` feeds four FMAs.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn matvec_f32(w: &[f32], x: &[f32], out: &mut [f32]) {
-        let cols = x.len();
-        let body = cols / 8 * 8;
-        let rows = out.len();
-        let wp = w.as_ptr();
-        let xp = x.as_ptr();
-        let mut i = 0;
-        while i + 4 <= rows {
-            let (r0, r1, r2, r3) = (
-                wp.add(i * cols),
-                wp.add((i + 1) * cols),
-                wp.add((i + 2) * cols),
-                wp.add((i + 3) * cols),
-            );
-            let (mut a0, mut a1, mut a2, mut a3) = (
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-            );
-            let mut j = 0;
-            while j < body {
-                let xv = _mm256_loadu_ps(xp.add(j));
-                a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0.add(j)), xv, a0);
-                a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1.add(j)), xv, a1);
-                a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2.add(j)), xv, a2);
-                a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3.add(j)), xv, a3);
-                j += 8;
-            }
-            let mut s = [hsum_ps(a0), hsum_ps(a1), hsum_ps(a2), hsum_ps(a3)];
-            for j in body..cols {
-                for (r, sr) in s.iter_mut().enumerate() {
-                    *sr += *wp.add((i + r) * cols + j) * x[j];
+    /// `out = w · x` for rows of element type `$t`, read 8 at a time as f32
+    /// by `$load` and one at a time by `$scalar`. Rows four at a time so each
+    /// load of `x` feeds four FMAs. A macro, not a generic, so that every
+    /// kernel is compiled inside its own `target_feature` function.
+    macro_rules! matvec_kernel {
+        ($name:ident, $t:ty, $load:expr, $scalar:expr) => {
+            #[target_feature(enable = "avx2,fma")]
+            pub unsafe fn $name(w: &[$t], x: &[f32], out: &mut [f32]) {
+                let cols = x.len();
+                let body = cols / 8 * 8;
+                let rows = out.len();
+                let wp = w.as_ptr();
+                let xp = x.as_ptr();
+                let mut i = 0;
+                while i + 4 <= rows {
+                    let (r0, r1, r2, r3) = (
+                        wp.add(i * cols),
+                        wp.add((i + 1) * cols),
+                        wp.add((i + 2) * cols),
+                        wp.add((i + 3) * cols),
+                    );
+                    let (mut a0, mut a1, mut a2, mut a3) = (
+                        _mm256_setzero_ps(),
+                        _mm256_setzero_ps(),
+                        _mm256_setzero_ps(),
+                        _mm256_setzero_ps(),
+                    );
+                    let mut j = 0;
+                    while j < body {
+                        let xv = _mm256_loadu_ps(xp.add(j));
+                        a0 = _mm256_fmadd_ps($load(r0.add(j)), xv, a0);
+                        a1 = _mm256_fmadd_ps($load(r1.add(j)), xv, a1);
+                        a2 = _mm256_fmadd_ps($load(r2.add(j)), xv, a2);
+                        a3 = _mm256_fmadd_ps($load(r3.add(j)), xv, a3);
+                        j += 8;
+                    }
+                    let mut s = [hsum_ps(a0), hsum_ps(a1), hsum_ps(a2), hsum_ps(a3)];
+                    for j in body..cols {
+                        for (r, sr) in s.iter_mut().enumerate() {
+                            *sr += $scalar(*wp.add((i + r) * cols + j)) * x[j];
+                        }
+                    }
+                    out[i..i + 4].copy_from_slice(&s);
+                    i += 4;
+                }
+                while i < rows {
+                    let r = wp.add(i * cols);
+                    let mut a = _mm256_setzero_ps();
+                    let mut j = 0;
+                    while j < body {
+                        a = _mm256_fmadd_ps($load(r.add(j)), _mm256_loadu_ps(xp.add(j)), a);
+                        j += 8;
+                    }
+                    let mut s = hsum_ps(a);
+                    for j in body..cols {
+                        s += $scalar(*r.add(j)) * x[j];
+                    }
+                    out[i] = s;
+                    i += 1;
                 }
             }
-            out[i..i + 4].copy_from_slice(&s);
-            i += 4;
-        }
-        while i < rows {
-            let r = wp.add(i * cols);
-            let mut a = _mm256_setzero_ps();
-            let mut j = 0;
-            while j < body {
-                a = _mm256_fmadd_ps(_mm256_loadu_ps(r.add(j)), _mm256_loadu_ps(xp.add(j)), a);
-                j += 8;
-            }
-            let mut s = hsum_ps(a);
-            for j in body..cols {
-                s += *r.add(j) * x[j];
-            }
-            out[i] = s;
-            i += 1;
-        }
+        };
     }
 
     #[inline]
@@ -293,55 +300,24 @@ mod avx2 {
         _mm256_castsi256_ps(_mm256_slli_epi32(v, 16))
     }
 
+    #[inline]
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn matvec_bf16(w: &[u16], x: &[f32], out: &mut [f32]) {
-        let cols = x.len();
-        let body = cols / 8 * 8;
-        let rows = out.len();
-        let wp = w.as_ptr();
-        let xp = x.as_ptr();
-        let mut i = 0;
-        while i + 4 <= rows {
-            let (r0, r1, r2, r3) = (
-                wp.add(i * cols),
-                wp.add((i + 1) * cols),
-                wp.add((i + 2) * cols),
-                wp.add((i + 3) * cols),
-            );
-            let (mut a0, mut a1, mut a2, mut a3) = (
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-                _mm256_setzero_ps(),
-            );
-            let mut j = 0;
-            while j < body {
-                let xv = _mm256_loadu_ps(xp.add(j));
-                a0 = _mm256_fmadd_ps(load_bf16(r0.add(j)), xv, a0);
-                a1 = _mm256_fmadd_ps(load_bf16(r1.add(j)), xv, a1);
-                a2 = _mm256_fmadd_ps(load_bf16(r2.add(j)), xv, a2);
-                a3 = _mm256_fmadd_ps(load_bf16(r3.add(j)), xv, a3);
-                j += 8;
-            }
-            let mut s = [hsum_ps(a0), hsum_ps(a1), hsum_ps(a2), hsum_ps(a3)];
-            for j in body..cols {
-                for (r, sr) in s.iter_mut().enumerate() {
-                    *sr += f32::from_bits((*wp.add((i + r) * cols + j) as u32) << 16) * x[j];
-                }
-            }
-            out[i..i + 4].copy_from_slice(&s);
-            i += 4;
-        }
-        while i < rows {
-            let r = wp.add(i * cols);
-            let mut s = 0.0;
-            for j in 0..cols {
-                s += f32::from_bits((*r.add(j) as u32) << 16) * x[j];
-            }
-            out[i] = s;
-            i += 1;
-        }
+    unsafe fn load_f32(p: *const f32) -> __m256 {
+        _mm256_loadu_ps(p)
     }
+
+    #[inline(always)]
+    fn f32_of_f32(v: f32) -> f32 {
+        v
+    }
+
+    #[inline(always)]
+    fn f32_of_bf16(v: u16) -> f32 {
+        f32::from_bits((v as u32) << 16)
+    }
+
+    matvec_kernel!(matvec_f32, f32, load_f32, f32_of_f32);
+    matvec_kernel!(matvec_bf16, u16, load_bf16, f32_of_bf16);
 
     /// Raw i32 dot products (as f32) of int8 rows with an i16 vector; the
     /// caller applies the scales. 16 columns per madd.
