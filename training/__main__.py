@@ -79,7 +79,13 @@ def cmd_train(a):
     vocab_size = sum(1 for _ in open(os.path.join(OUT, f"{STEM}.vocab.txt"), encoding="utf-8"))
     valid = {k: data.load(f"valid.{k}") for k in ("prose", "code")}
     train_ids = data.load("train")
-    if a.minutes:  # size the run to a time budget, from a measured step time
+    state_file = os.path.join(OUT, "ckpt", "state.json")
+    if not a.fresh and os.path.exists(state_file):  # resuming: the run's own length and schedule
+        with open(state_file) as f:
+            saved = json.load(f)["config"]
+        cfg = replace(cfg, **{k: saved[k] for k in ("steps", "eval_every", "ckpt_every")})
+        log(f"resuming a run of {cfg.steps} steps")
+    elif a.minutes:  # size the run to a time budget, from a measured step time
         per_step = seconds_per_step(train_ids, vocab_size, cfg)
         steps = int(a.minutes * 60 / per_step)
         epochs = steps * cfg.batch_size * cfg.seq_len / len(train_ids)
@@ -87,7 +93,7 @@ def cmd_train(a):
         cfg = replace(cfg, steps=steps, eval_every=max(1, steps // 4), ckpt_every=max(1, steps // 4))
     t0 = time.time()
     _, history = train(train_ids, valid, vocab_size, cfg, os.path.join(OUT, "ckpt"),
-                       resume=not a.fresh, log=log)
+                       resume=not a.fresh, log=log, stop_after=a.stop_after and a.stop_after * 60)
     log(f"trained in {time.time() - t0:.0f}s")
 
 
@@ -189,6 +195,8 @@ def main(argv=None):
     p.add_argument("--eval-tokens", type=int, help="train: tokens of each valid stream per evaluation")
     p.add_argument("--minutes", type=float, help="train: choose the step count to fit this many minutes")
     p.add_argument("--fresh", action="store_true", help="train: ignore an existing checkpoint")
+    p.add_argument("--stop-after", type=float,
+                   help="train: stop (with a checkpoint) after this many minutes; run again to resume")
     p.add_argument("--cpu", action="store_true", help="force the MLX CPU device")
     p.add_argument("--from-shards", help="export: stem of f32 shards (training/shards.py) instead of the checkpoint")
     p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")

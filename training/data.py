@@ -1,7 +1,9 @@
 """Token-id streams for training and evaluation: every document of a split
 encoded with the vocabulary (starting with <s>) and concatenated into one
 uint16 array on disk. The training stream weights sources (in-domain editor
-help and Vim script/Lua count double; bulky Rust and kernel docs count less)."""
+help and Vim script/Lua count double; other prose one and a half times, since
+prose is the harder half and the smaller one; bulky Rust and kernel docs count
+less)."""
 
 import hashlib
 import os
@@ -17,6 +19,7 @@ DATA = os.path.join(WORK, "data")
 
 WEIGHTS = {"nvim-help": 2, "vim-help": 2, "vim-plugin-help": 2, "nvim-runtime": 2, "vim-runtime": 2,
            "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6}
+PROSE_WEIGHT = 1.5  # prose sources not named above
 
 _vocab = None
 
@@ -33,7 +36,7 @@ def _encode(text):
 def copies(rec):
     """How many times a training document enters the stream (weights below 1 keep a
     stable, hash-chosen fraction of the source's documents)."""
-    w = WEIGHTS.get(rec["src"], 1.0)
+    w = WEIGHTS.get(rec["src"], PROSE_WEIGHT if rec.get("kind") == "prose" else 1.0)
     frac = int(hashlib.sha1(rec["text"][:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
     return int(w) + (1 if frac < w - int(w) else 0)
 

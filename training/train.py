@@ -40,11 +40,14 @@ def stream_loss(model, ids, tokens, batch_rows=16, window=256):
     x = np.asarray(ids[:n], dtype=np.int32).reshape(batch_rows, -1)
     y = np.asarray(ids[1 : n + 1], dtype=np.int32).reshape(batch_rows, -1)
     total, count, hidden = 0.0, 0, None
+    was_training = model.training
+    model.eval()
     for s in range(0, x.shape[1], window):
         logits, hidden = model(mx.array(x[:, s : s + window]), hidden)
         ce = nn.losses.cross_entropy(logits, mx.array(y[:, s : s + window]), reduction="sum")
         total += ce.item()
         count += y[:, s : s + window].size
+    model.train(was_training)
     return total / count
 
 
@@ -79,10 +82,11 @@ def save_checkpoint(ckpt_dir, model, optimizer, cfg, step, history):
 def setup(vocab_size, cfg):
     """Model, optimizer and the compiled training step for a configuration."""
     mx.random.seed(cfg.seed)
-    model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim)
+    model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim, cfg.dropout)
     optimizer = optim.AdamW(learning_rate=schedule(cfg), weight_decay=cfg.weight_decay)
     optimizer.init(model.trainable_parameters())
-    state = [model.state, optimizer.state]
+    # the random state too: dropout draws from it inside the compiled step
+    state = [model.state, optimizer.state, mx.random.state]
 
     @partial_compile(state)
     def step_fn(inputs, targets):
@@ -105,10 +109,11 @@ def seconds_per_step(train_ids, vocab_size, cfg, warm=5, timed=20):
     return (time.time() - t0) / timed
 
 
-def train(train_ids, valid, vocab_size, cfg, ckpt_dir, resume=True, log=print, until=None):
+def train(train_ids, valid, vocab_size, cfg, ckpt_dir, resume=True, log=print, until=None, stop_after=None):
     """Trains (or resumes) a model; `valid` maps a name to a token stream.
     Returns the model and the history of evaluations. `until` stops early (at
-    that step, with a checkpoint) as an interruption would."""
+    that step, with a checkpoint) as an interruption would; so does
+    `stop_after` seconds of training (a run split over several sessions)."""
     model, optimizer, step_fn, state = setup(vocab_size, cfg)
     start, history = 0, []
     state_file = os.path.join(ckpt_dir, "state.json")
@@ -128,12 +133,15 @@ def train(train_ids, valid, vocab_size, cfg, ckpt_dir, resume=True, log=print, u
     bar = Progress(cfg.steps, start)
     t0, avg = time.time(), None
     end = cfg.steps if until is None else min(until, cfg.steps)
+    model.train()
     for step in range(start, end):
+        mx.random.seed(cfg.seed * 1_000_003 + step)  # dropout masks depend on the step alone: resumable
         loss, norm = step_fn(*batch(train_ids, cfg, step))
         mx.eval(state, loss)
         avg = loss.item() if avg is None else 0.98 * avg + 0.02 * loss.item()
         bar.show(step, f"loss {avg:.3f}")
-        last = step + 1 == end
+        timed_out = stop_after is not None and time.time() - t0 > stop_after
+        last = step + 1 == end or timed_out
         if (step + 1) % cfg.eval_every == 0 or last:
             ev = {"step": step + 1, "train_loss": round(avg, 4), "seconds": round(time.time() - t0, 1)}
             for name, ids in valid.items():
@@ -144,6 +152,10 @@ def train(train_ids, valid, vocab_size, cfg, ckpt_dir, resume=True, log=print, u
             log(" ".join(f"{k}={v}" for k, v in ev.items()))
         if (step + 1) % cfg.ckpt_every == 0 or last:
             save_checkpoint(ckpt_dir, model, optimizer, cfg, step + 1, history)
+        if timed_out:
+            log(f"stopped after {stop_after:.0f}s at step {step + 1} of {cfg.steps}; run again to resume")
+            break
+    model.eval()
     return model, history
 
 

@@ -58,7 +58,9 @@ def apt(names, log=print, pins=None):
                         _run(["apt-get", "download", spec], cwd=d)
                         break
                     except RuntimeError as e:
-                        log(f"  could not fetch {spec}: {e}")
+                        # usually a package index older than the archive: the
+                        # pinned version is unknown and the listed one is gone
+                        log(f"  could not fetch {spec} (if versions are missing, run `apt-get update`): {e}")
     out = []
     for n in names:
         debs = sorted(glob.glob(os.path.join(d, f"{n}_*.deb")))

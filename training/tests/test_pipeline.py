@@ -2,6 +2,7 @@
 (tiny config, with a resume) -> export in f32/bf16/int8 -> the checked loader,
 and the exported tensors stepped by FORMAT.md's equations in numpy."""
 
+import json
 import os
 import shutil
 import tempfile
@@ -71,6 +72,16 @@ class Pipeline(unittest.TestCase):
     def test_resume_continues_the_same_run(self):
         d = os.path.join(self.dir, "resume")
         train(self.ids, {}, len(self.vocab), self.cfg, d, log=lambda m: None, until=20)
+        resumed, _ = train(self.ids, {}, len(self.vocab), self.cfg, d, log=lambda m: None)
+        for name, a in tensors(self.model).items():
+            np.testing.assert_allclose(np.array(tensors(resumed)[name]), np.array(a), rtol=1e-4, atol=1e-5,
+                                       err_msg=name)
+
+    def test_stop_after_checkpoints_and_resumes(self):
+        d = os.path.join(self.dir, "stop")
+        _, hist = train(self.ids, {}, len(self.vocab), self.cfg, d, log=lambda m: None, stop_after=0)
+        with open(os.path.join(d, "state.json")) as f:
+            self.assertEqual(json.load(f)["step"], 1)
         resumed, _ = train(self.ids, {}, len(self.vocab), self.cfg, d, log=lambda m: None)
         for name, a in tensors(self.model).items():
             np.testing.assert_allclose(np.array(tensors(resumed)[name]), np.array(a), rtol=1e-4, atol=1e-5,
