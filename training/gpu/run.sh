@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The real training run, on the GPU machine of the `device` tool (no network
-# there). Back-to-back calls, because one call carries at most 64 MiB and runs
-# at most 10 minutes:
-#   run.sh stage               keeps carry1/ (half the MLX CUDA wheel, part of the data)
-#   run.sh train MINUTES STOP  joins the wheel, installs MLX beside a link to the
-#                              CUDA libraries, checks MLX on the GPU, and starts a
-#                              run sized to MINUTES of training, stopping (with a
-#                              checkpoint) after STOP minutes; falls back to
-#                              PyTorch if MLX cannot run
+# there). Back-to-back calls, because one call carries at most 64 MiB (with the
+# working tree) and runs at most 10 minutes; pack.sh cuts what they need into
+# carry1/ .. carryN/, one per call:
+#   run.sh stage               keeps the part it carries (carry1 .. carryN-1)
+#   run.sh train MINUTES STOP  (carrying the last part) joins the parts, installs
+#                              MLX beside a link to the CUDA libraries, checks MLX
+#                              on the GPU, and starts a run sized to MINUTES of
+#                              training, stopping (with a checkpoint) after STOP
+#                              minutes; falls back to PyTorch if MLX cannot run
 #   run.sh resume [STOP]       resumes that run (again for at most STOP minutes)
 #                              and, once it is complete, exports and evaluates
-# training/gpu/pack.sh prepares carry1/ and carry2/ on the development machine.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 STAGE=/tmp/laya-stage
@@ -18,19 +18,19 @@ OUT=${OUT:-/tmp/laya-out}
 SITE=/tmp/mlxsite
 mkdir -p "$STAGE" "$OUT"
 if [ "$1" = stage ]; then
-  cp training/work/carry1/* "$STAGE"/ && ls -la "$STAGE" && df -h /tmp | tail -1
+  cp training/work/carry*/* "$STAGE"/ && ls -la "$STAGE" && df -h /tmp | tail -1
   exit
 fi
 
 setup() {  # idempotent: what the first training call does, and a resumed one finds done
   if [ ! -d "$SITE/mlx" ]; then
-    cp training/work/carry2/* "$STAGE"/
-    (cd "$STAGE" && cat mlx-cuda.part.* > mlx_cuda_13-0.32.4-py3-none-manylinux_2_35_x86_64.whl && sha256sum -c SHA256SUMS) || exit 1
+    cp training/work/carry*/* "$STAGE"/
+    (cd "$STAGE" && cat payload.part.* > payload.tar && sha256sum -c SHA256SUMS && tar xf payload.tar) || exit 1
+    P="$STAGE/payload"
     mkdir -p training/work/data training/out
-    for f in "$STAGE"/*.u16.xz; do xz -dc "$f" > "training/work/data/$(basename "$f" .xz)"; done
-    cat training/work/data/train.u16.part.* > training/work/data/train.u16 && rm -f training/work/data/train.u16.part.*
-    cp "$STAGE"/laya-default.vocab.txt training/out/
-    python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$STAGE"/mlx-0.32.4-*.whl "$STAGE"/mlx_cuda_13-*.whl
+    for f in "$P"/*.u16.xz; do xz -dc "$f" > "training/work/data/$(basename "$f" .xz)"; done
+    cp "$P"/laya-default.vocab.txt training/out/
+    python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$P"/mlx-0.32.4-*.whl "$P"/mlx_cuda_13-*.whl
     # libmlx.so finds the CUDA libraries at $ORIGIN/../../nvidia: link the nvidia-* packages' folder there
     NV=$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])')
     ln -sfn "$NV" "$SITE/nvidia"
