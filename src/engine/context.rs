@@ -5,12 +5,12 @@
 //! state, and anything else at most one bounded re-read of recent context.
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
+use super::hash::FastSet;
 use super::tokenizer::{tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
 use super::words::{Undo, WordCache};
 use crate::model::Backend;
 use anyhow::Result;
-use std::collections::HashSet;
 
 /// Tokens compared to accept an alignment (the context that shapes the state).
 const CHECK: usize = 32;
@@ -56,6 +56,10 @@ pub struct SyncCost {
     pub steps: usize,
     /// True when the cache could not be aligned and recent context was re-read.
     pub reread: bool,
+    /// `(version, token)` when the context grew by exactly one token at its
+    /// end: the end state is the model step from the state at `version`
+    /// over `token` (so work done ahead for that step applies).
+    pub appended: Option<(u64, u32)>,
 }
 
 /// The cached context of one buffer.
@@ -70,7 +74,7 @@ pub struct BufferContext {
     pub ahead: Option<Ahead>,
     /// Hashes of lines whose words were learnt, so re-reading text after a
     /// jump does not count it twice.
-    seen_lines: HashSet<u64>,
+    seen_lines: FastSet<u64>,
     /// `states[i*H..(i+1)*H]` = model state after tokens[..=i] (after `<s>` and them).
     states: Vec<f32>,
     /// State after `<s>` alone (the start of every re-read).
@@ -94,7 +98,7 @@ impl BufferContext {
         BufferContext {
             hashes: Vec::new(),
             undo: Vec::new(),
-            seen_lines: HashSet::new(),
+            seen_lines: FastSet::default(),
             ahead: None,
             states: Vec::new(),
             start_state: Vec::new(),
@@ -155,11 +159,13 @@ impl BufferContext {
         let mut cost = SyncCost::default();
         // A step computed ahead (ghost continuation) from the current end state.
         let mut ahead = self.ahead.take().filter(|a| a.version == self.version);
+        let mut at_end = false;
         let from = match align(&self.hashes, &new) {
             Some((m, j)) if new.len() - m <= REREAD => {
                 if j != self.hashes.len() {
                     ahead = None;
                 }
+                at_end = j == self.hashes.len();
                 self.truncate(j, hidden);
                 m
             }
@@ -167,6 +173,9 @@ impl BufferContext {
                 // Unknown or far-away text: learn the words of lines not seen
                 // yet, and re-read the tail for the model.
                 let cold = self.words.is_empty();
+                // The re-read starts from `<s>`, not from the end state the
+                // step ahead was taken from.
+                ahead = None;
                 self.forget_tokens();
                 self.learn_lines(context, cold, vocab);
                 cost.reread = true;
@@ -205,6 +214,9 @@ impl BufferContext {
                     (&a[(n - 2) * hidden..], b)
                 };
                 let id = vocab.id(t);
+                if at_end && i == from && i + 1 == toks.len() {
+                    cost.appended = Some((self.version, id));
+                }
                 if let Some(a) = ahead
                     .take()
                     .filter(|a| a.token == id && a.state.len() == hidden)

@@ -2,7 +2,8 @@
 //! scored by frequency and recency. Identifiers repeat within a file, so this
 //! covers what the vocabulary does not (out-of-vocabulary names).
 
-use std::collections::{BTreeMap, HashMap};
+use super::hash::FastMap;
+use std::collections::BTreeMap;
 
 /// Recency time constant in words: an occurrence's weight halves every ~350 words.
 const TAU_WORDS: f64 = 500.0;
@@ -36,7 +37,7 @@ pub struct Undo {
 /// Frequency + recency statistics of words.
 #[derive(Default)]
 pub struct WordCache {
-    stats: HashMap<Box<str>, Stat>,
+    stats: FastMap<Box<str>, Stat>,
     /// Keys "lowercase\0word" for prefix ranges.
     index: BTreeMap<Box<str>, ()>,
     clock: u64,

@@ -1,0 +1,290 @@
+//! A helper thread for model work, on a second backend that shares the
+//! weights (`Backend::fork`):
+//!
+//! * between keystrokes (`Engine::think_ahead`) it steps the model over the
+//!   best candidate word and computes the output layer there, so that if the
+//!   word is completed the next keystroke finds its distribution ready;
+//! * when a keystroke needs an output layer now, it computes pieces of it
+//!   alongside the engine.
+//!
+//! Its numbers are the ones the engine's own backend computes (same weights,
+//! same kernels, same row pieces), and the engine never waits for it: what
+//! the helper has not delivered when needed, the engine computes itself. So
+//! answers do not depend on timing, only how long they take.
+
+use super::dist::Dist;
+use super::vocab::Vocab;
+use crate::model::kernels::Simd;
+use crate::model::Backend;
+use anyhow::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Output-layer rows per piece (~8 us on the cpu backend; a multiple of
+/// the kernels' row groups, so pieces compute exactly what one call would).
+const PIECE_ROWS: usize = 1024;
+
+/// One unit of work: the output layer after `start` stepped by `token`
+/// (or of `start` itself).
+pub(crate) struct Job {
+    /// Which buffer context and version it starts from (see `BufferEntry::serial`).
+    pub serial: u64,
+    pub version: u64,
+    pub token: Option<u32>,
+    start: Vec<f32>,
+    rows: usize,
+    /// Per piece: someone (helper or engine) computes it.
+    taken: Vec<AtomicBool>,
+    cancelled: AtomicBool,
+    out: Mutex<Out>,
+    /// Signalled when the helper stops working on the job.
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct Out {
+    /// The state after `token` (empty until stepped).
+    state: Vec<f32>,
+    /// The delivered pieces' logits (allocated by the helper, not the poster).
+    logits: Vec<f32>,
+    delivered: Vec<bool>,
+    /// Everything done by the helper: the finished distribution.
+    finished: Option<Dist>,
+    helper_idle: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere leaves the data as consistent as any piece copy.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Job {
+    pub fn new(
+        serial: u64,
+        version: u64,
+        token: Option<u32>,
+        start: Vec<f32>,
+        rows: usize,
+    ) -> Arc<Job> {
+        let pieces = rows.div_ceil(PIECE_ROWS);
+        Arc::new(Job {
+            serial,
+            version,
+            token,
+            start,
+            rows,
+            taken: (0..pieces).map(|_| AtomicBool::new(false)).collect(),
+            cancelled: AtomicBool::new(false),
+            out: Mutex::new(Out {
+                delivered: vec![false; pieces],
+                ..Out::default()
+            }),
+            idle: Condvar::new(),
+        })
+    }
+
+    fn piece(&self, p: usize) -> std::ops::Range<usize> {
+        p * PIECE_ROWS..((p + 1) * PIECE_ROWS).min(self.rows)
+    }
+
+    /// The state after `token`, if the helper has computed it.
+    pub fn stepped(&self) -> Option<Vec<f32>> {
+        let out = lock(&self.out);
+        (!out.state.is_empty()).then(|| out.state.clone())
+    }
+
+    /// The distribution at `state` (the job's own state) into `dist`: the
+    /// helper's finished one, or its delivered pieces plus the rest computed
+    /// here with `backend` (pieces it is still working on included: no
+    /// waiting). The helper stops working on the job.
+    pub fn complete(
+        &self,
+        backend: &mut dyn Backend,
+        state: &[f32],
+        dist: &mut Dist,
+        simd: Simd,
+        vocab: &Vocab,
+    ) -> Result<()> {
+        if let Some(done) = lock(&self.out).finished.take() {
+            self.cancelled.store(true, Ordering::Relaxed);
+            *dist = done;
+            return Ok(());
+        }
+        dist.probs.resize(self.rows, 0.0);
+        let mut helpers = Vec::new();
+        for (p, taken) in self.taken.iter().enumerate() {
+            let r = self.piece(p);
+            if taken.swap(true, Ordering::AcqRel) {
+                helpers.push(p);
+            } else {
+                backend.logits_rows(state, r.clone(), &mut dist.probs[r])?;
+            }
+        }
+        self.cancelled.store(true, Ordering::Relaxed);
+        let mut missing = Vec::new();
+        {
+            let out = lock(&self.out);
+            for p in helpers {
+                let r = self.piece(p);
+                if out.delivered[p] {
+                    dist.probs[r.clone()].copy_from_slice(&out.logits[r]);
+                } else {
+                    missing.push(p);
+                }
+            }
+        }
+        for p in missing {
+            let r = self.piece(p);
+            backend.logits_rows(state, r.clone(), &mut dist.probs[r])?;
+        }
+        dist.finish(simd, vocab, false);
+        Ok(())
+    }
+
+    /// The helper's side.
+    fn work(&self, backend: &mut dyn Backend, simd: Simd, vocab: &Vocab) -> Result<()> {
+        if self.cancelled.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let mut state = self.start.clone();
+        if let Some(token) = self.token {
+            backend.step(&self.start, token, &mut state)?;
+            lock(&self.out).state = state.clone();
+        }
+        let mut piece = Vec::new();
+        for (p, taken) in self.taken.iter().enumerate() {
+            if self.cancelled.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if taken.swap(true, Ordering::AcqRel) {
+                continue;
+            }
+            let r = self.piece(p);
+            piece.resize(r.len(), 0.0);
+            backend.logits_rows(&state, r.clone(), &mut piece)?;
+            let mut out = lock(&self.out);
+            if out.logits.is_empty() {
+                out.logits.resize(self.rows, 0.0);
+            }
+            out.logits[r].copy_from_slice(&piece);
+            out.delivered[p] = true;
+        }
+        // Every piece was the helper's: finish the distribution too (a
+        // job whose distribution is wanted now is finished by the engine).
+        if self.token.is_some() && !self.cancelled.load(Ordering::Relaxed) {
+            let mut dist = Dist::empty();
+            {
+                let out = lock(&self.out);
+                if !out.delivered.iter().all(|&d| d) {
+                    return Ok(());
+                }
+                dist.probs.extend_from_slice(&out.logits);
+            }
+            dist.finish(simd, vocab, true);
+            lock(&self.out).finished = Some(dist);
+        }
+        Ok(())
+    }
+
+    /// Stops the helper's work on this job (what it delivered stays).
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+}
+
+struct Slot {
+    job: Option<Arc<Job>>,
+    quit: bool,
+}
+
+struct Shared {
+    slot: Mutex<Slot>,
+    wake: Condvar,
+}
+
+pub(crate) struct Helper {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Helper {
+    /// Starts the thread with its own `backend` (a fork of the engine's).
+    pub fn start(mut backend: Box<dyn Backend>, vocab: Arc<Vocab>, simd: Simd) -> Option<Helper> {
+        let shared = Arc::new(Shared {
+            slot: Mutex::new(Slot {
+                job: None,
+                quit: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("laya-helper".into())
+            .spawn(move || {
+                let mut last: Option<Arc<Job>> = None;
+                loop {
+                    let job = {
+                        let mut slot = lock(&s.slot);
+                        loop {
+                            if slot.quit {
+                                return;
+                            }
+                            match &slot.job {
+                                Some(j) if !last.as_ref().is_some_and(|l| Arc::ptr_eq(l, j)) => {
+                                    break j.clone()
+                                }
+                                _ => slot = s.wake.wait(slot).unwrap_or_else(|e| e.into_inner()),
+                            }
+                        }
+                    };
+                    // A failing backend leaves the work to the engine, which
+                    // reports its own failures.
+                    let _ = job.work(&mut *backend, simd, &vocab);
+                    lock(&job.out).helper_idle = true;
+                    job.idle.notify_all();
+                    last = Some(job);
+                }
+            })
+            .ok()?;
+        Some(Helper {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// The job posted last.
+    pub fn current(&self) -> Option<Arc<Job>> {
+        lock(&self.shared.slot).job.clone()
+    }
+
+    /// Hands `job` to the helper, in place of (and cancelling) the previous one.
+    pub fn post(&self, job: Arc<Job>) {
+        let old = lock(&self.shared.slot).job.replace(job);
+        if let Some(old) = old {
+            old.cancel();
+        }
+        self.shared.wake.notify_one();
+    }
+
+    /// Blocks until the helper is done with the job posted last (tests and
+    /// benchmarks that want every piece of work done between keystrokes).
+    pub fn wait(&self) {
+        if let Some(job) = self.current() {
+            let mut out = lock(&job.out);
+            while !out.helper_idle {
+                out = job.idle.wait(out).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        lock(&self.shared.slot).quit = true;
+        self.shared.wake.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
