@@ -6,7 +6,7 @@
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
 use super::hash::FastSet;
-use super::tokenizer::{tokenize, Token, TokenKind};
+use super::tokenizer::{tail_start, tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
 use super::words::{Undo, WordCache};
 use crate::model::Backend;
@@ -20,6 +20,12 @@ const SEARCH: usize = 64;
 pub const REREAD: usize = 64;
 /// Tokens (and states) kept per buffer; the oldest are dropped beyond it.
 const KEEP: usize = 256;
+/// Tokens of the context `sync` reads, from its end: every alignment it
+/// tries compares the last CHECK tokens before at most SEARCH new ones, and
+/// a re-read steps the last REREAD, so the tokens before make no difference
+/// (a 1 KB context has ~250: tokenizing and hashing them was most of sync).
+const TAIL: usize = SEARCH + CHECK + 1;
+const _: () = assert!(REREAD <= TAIL);
 
 /// Lines remembered per buffer as learnt (beyond it, re-read lines are learnt again).
 const MAX_SEEN_LINES: usize = 100_000;
@@ -154,7 +160,13 @@ impl BufferContext {
                 backend.step(&zero, BOS, &mut self.start_state)?;
             }
         }
-        let toks: Vec<Token> = tokenize(context).collect();
+        let cut = tail_start(context, TAIL);
+        let toks: Vec<Token> = tokenize(&context[cut..])
+            .map(|t| Token {
+                start: t.start + cut,
+                ..t
+            })
+            .collect();
         let new: Vec<u64> = toks.iter().map(token_hash).collect();
         let mut cost = SyncCost::default();
         // A step computed ahead (ghost continuation) from the current end state.
