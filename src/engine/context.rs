@@ -48,11 +48,18 @@ fn line_hash(line: &str) -> u64 {
     fnv(line.trim_end_matches('\r'))
 }
 
-/// A model step taken ahead of time: `state` = step(state at `version`, `token`).
+/// Model steps taken ahead of time from the end state at `version`: the
+/// `(token, state after it)` of each of the next tokens, in order.
 pub struct Ahead {
     pub version: u64,
-    pub token: u32,
-    pub state: Vec<f32>,
+    pub steps: Vec<(u32, Vec<f32>)>,
+}
+
+/// One or two token ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    One(u32),
+    Two(u32, u32),
 }
 
 /// What `sync` did, for statistics and benchmarks.
@@ -62,10 +69,10 @@ pub struct SyncCost {
     pub steps: usize,
     /// True when the cache could not be aligned and recent context was re-read.
     pub reread: bool,
-    /// `(version, token)` when the context grew by exactly one token at its
-    /// end: the end state is the model step from the state at `version`
-    /// over `token` (so work done ahead for that step applies).
-    pub appended: Option<(u64, u32)>,
+    /// When the context grew at its end by one or two tokens (and nothing
+    /// else changed): the version it grew from and the tokens, so work done
+    /// ahead for exactly those steps applies.
+    pub appended: Option<(u64, Appended)>,
 }
 
 /// The cached context of one buffer.
@@ -169,8 +176,9 @@ impl BufferContext {
             .collect();
         let new: Vec<u64> = toks.iter().map(token_hash).collect();
         let mut cost = SyncCost::default();
-        // A step computed ahead (ghost continuation) from the current end state.
+        // Steps computed ahead from the current end state.
         let mut ahead = self.ahead.take().filter(|a| a.version == self.version);
+        let version = self.version;
         let mut at_end = false;
         let from = match align(&self.hashes, &new) {
             Some((m, j)) if new.len() - m <= REREAD => {
@@ -214,9 +222,6 @@ impl BufferContext {
             self.hashes.push(new[i]);
             if let Some((backend, vocab)) = model.as_mut() {
                 let n = self.hashes.len();
-                if i != from {
-                    ahead = None; // only the first new token can use it
-                }
                 let (prev, next) = if n == 1 {
                     self.states.resize(hidden, 0.0);
                     (self.start_state.as_slice(), &mut self.states[..])
@@ -226,15 +231,15 @@ impl BufferContext {
                     (&a[(n - 2) * hidden..], b)
                 };
                 let id = vocab.id(t);
-                if at_end && i == from && i + 1 == toks.len() {
-                    cost.appended = Some((self.version, id));
-                }
-                if let Some(a) = ahead
-                    .take()
-                    .filter(|a| a.token == id && a.state.len() == hidden)
-                {
-                    next.copy_from_slice(&a.state);
-                    continue;
+                // The k-th new token can take the k-th step ahead while
+                // the tokens so far were the ones stepped.
+                let k = i - from;
+                match ahead.as_ref().and_then(|a| a.steps.get(k)) {
+                    Some((token, state)) if *token == id && state.len() == hidden => {
+                        next.copy_from_slice(state);
+                        continue;
+                    }
+                    _ => ahead = None,
                 }
                 if let Err(e) = backend.step(prev, id, next) {
                     self.forget_tokens();
@@ -243,6 +248,13 @@ impl BufferContext {
                 }
                 cost.steps += 1;
             }
+        }
+        if let (true, Some((_, v))) = (at_end, model.as_ref()) {
+            cost.appended = match &toks[from..] {
+                [a] => Some((version, Appended::One(v.id(a)))),
+                [a, b] => Some((version, Appended::Two(v.id(a), v.id(b)))),
+                _ => None,
+            };
         }
         if self.hashes.len() > KEEP {
             let drop = self.hashes.len() - KEEP + KEEP / 4;

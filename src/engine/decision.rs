@@ -4,7 +4,7 @@
 
 use super::bigrams::{keys_before, BigramCache};
 use super::case::{adapted_rest, case_agreement};
-use super::context::{Ahead, BufferContext, SyncCost};
+use super::context::{Ahead, Appended, BufferContext, SyncCost};
 use super::corrections;
 use super::dist::{push_top, Dist};
 use super::hash::{FastMap, FastSet};
@@ -348,21 +348,21 @@ impl Engine {
             }
         });
         entry.ctx.last_used = self.clock;
-        // The helper's work from this context (see `think_ahead`): a step it
-        // took spares `sync` that step if its token is the one typed.
-        let job = self
-            .helper
-            .as_ref()
-            .and_then(Helper::current)
-            .filter(|j| j.serial == entry.serial && j.version == entry.ctx.version);
-        if let Some((job, token)) = job.as_ref().and_then(|j| Some((j, j.token?))) {
-            if let Some(state) = job.stepped() {
-                entry.ctx.ahead = Some(Ahead {
-                    version: job.version,
-                    token,
-                    state,
-                });
+        // The helper's work from this context (see `think_ahead`): the steps
+        // it took spare `sync` those steps if their tokens are the ones typed.
+        let job = self.helper.as_ref().and_then(Helper::current).filter(|j| {
+            j.serial == entry.serial && j.version == entry.ctx.version && j.tokens.len() == 1
+        });
+        let then = job.as_ref().and_then(|j| j.next());
+        if let Some((j, state)) = job.as_ref().and_then(|j| Some((j, j.stepped()?))) {
+            let mut steps = vec![(j.tokens[0], state)];
+            if let Some((j, state)) = then.as_ref().and_then(|j| Some((j, j.stepped()?))) {
+                steps.push((j.tokens[1], state));
             }
+            entry.ctx.ahead = Some(Ahead {
+                version: entry.ctx.version,
+                steps,
+            });
         }
         let model: Option<(&mut dyn Backend, &Vocab)> = match (&mut self.backend, &self.vocab) {
             (Some(b), Some(v)) => Some((&mut **b, &**v)),
@@ -379,10 +379,12 @@ impl Engine {
                     .unwrap_or_default()
             }
         };
-        // The helper's output layer is for exactly the state reached now.
-        let job = job.filter(|j| {
-            j.token.is_some() && self.last_cost.appended == j.token.map(|t| (j.version, t))
-        });
+        // The helper's output layer for exactly the state reached now, if any.
+        let job = match self.last_cost.appended {
+            Some((v, Appended::One(a))) => job.filter(|j| j.version == v && j.tokens == [a]),
+            Some((v, Appended::Two(a, b))) => then.filter(|j| j.version == v && j.tokens == [a, b]),
+            None => None,
+        };
         if neural && self.backend.is_some() {
             self.ensure_dist(&mut entry, job);
         }
@@ -414,7 +416,7 @@ impl Engine {
             return;
         };
         let same =
-            |j: &Job| j.serial == entry.serial && j.version == version && j.token == Some(token);
+            |j: &Job| j.serial == entry.serial && j.version == version && j.tokens == [token];
         if helper.current().is_some_and(|j| same(&j)) {
             return;
         }
@@ -422,7 +424,7 @@ impl Engine {
         helper.post(Job::new(
             entry.serial,
             version,
-            Some(token),
+            vec![token],
             start,
             backend.vocab_size(),
         ));
@@ -484,7 +486,7 @@ impl Engine {
             let job = Job::new(
                 entry.serial,
                 entry.ctx.version,
-                None,
+                Vec::new(),
                 state.to_vec(),
                 backend.vocab_size(),
             );
@@ -890,8 +892,7 @@ impl Engine {
                 // completes the word will not need this step again.
                 entry.ctx.ahead = Some(Ahead {
                     version: entry.ctx.version,
-                    token: id,
-                    state: h.clone(),
+                    steps: vec![(id, h.clone())],
                 });
             }
             // Cheap test first: the most frequent tokens alone bound the best

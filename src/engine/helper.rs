@@ -3,7 +3,8 @@
 //!
 //! * between keystrokes (`Engine::think_ahead`) it steps the model over the
 //!   best candidate word and computes the output layer there, so that if the
-//!   word is completed the next keystroke finds its distribution ready;
+//!   word is completed the next keystroke finds its distribution ready; then
+//!   the same after the most probable punctuation or newline after the word;
 //! * when a keystroke needs an output layer now, it computes pieces of it
 //!   alongside the engine.
 //!
@@ -13,7 +14,7 @@
 //! answers do not depend on timing, only how long they take.
 
 use super::dist::Dist;
-use super::vocab::Vocab;
+use super::vocab::{Vocab, BOS, UNK};
 use crate::model::kernels::Simd;
 use crate::model::Backend;
 use anyhow::Result;
@@ -25,13 +26,14 @@ use std::thread::JoinHandle;
 /// the kernels' row groups, so pieces compute exactly what one call would).
 const PIECE_ROWS: usize = 1024;
 
-/// One unit of work: the output layer after `start` stepped by `token`
-/// (or of `start` itself).
+/// One unit of work: the output layer after the state at `version` of a
+/// buffer context stepped over `tokens` (none: the output layer there).
 pub(crate) struct Job {
     /// Which buffer context and version it starts from (see `BufferEntry::serial`).
     pub serial: u64,
     pub version: u64,
-    pub token: Option<u32>,
+    pub tokens: Vec<u32>,
+    /// The state before the last of `tokens` (with none, the state itself).
     start: Vec<f32>,
     rows: usize,
     /// Per piece: someone (helper or engine) computes it.
@@ -40,17 +42,22 @@ pub(crate) struct Job {
     out: Mutex<Out>,
     /// Signalled when the helper stops working on the job.
     idle: Condvar,
+    /// The job after this one and the most probable non-word token after
+    /// it, which the helper does next (see `follow_up`).
+    next: Mutex<Option<Arc<Job>>>,
 }
 
 #[derive(Default)]
 struct Out {
-    /// The state after `token` (empty until stepped).
+    /// The state after the last of `tokens` (empty until stepped).
     state: Vec<f32>,
     /// The delivered pieces' logits (allocated by the helper, not the poster).
     logits: Vec<f32>,
     delivered: Vec<bool>,
     /// Everything done by the helper: the finished distribution.
     finished: Option<Dist>,
+    /// The most probable non-word token there (for `follow_up`).
+    then: Option<u32>,
     helper_idle: bool,
 }
 
@@ -63,7 +70,7 @@ impl Job {
     pub fn new(
         serial: u64,
         version: u64,
-        token: Option<u32>,
+        tokens: Vec<u32>,
         start: Vec<f32>,
         rows: usize,
     ) -> Arc<Job> {
@@ -71,7 +78,7 @@ impl Job {
         Arc::new(Job {
             serial,
             version,
-            token,
+            tokens,
             start,
             rows,
             taken: (0..pieces).map(|_| AtomicBool::new(false)).collect(),
@@ -81,14 +88,42 @@ impl Job {
                 ..Out::default()
             }),
             idle: Condvar::new(),
+            next: Mutex::new(None),
         })
+    }
+
+    /// The job the helper made after this one (see `follow_up`).
+    pub fn next(&self) -> Option<Arc<Job>> {
+        lock(&self.next).clone()
+    }
+
+    /// After a finished one-token job: the same after the most probable
+    /// non-word token there (`word,` `word.` `word\n` are the other usual
+    /// ends of a word than a blank).
+    fn follow_up(&self) -> Option<Arc<Job>> {
+        if self.tokens.len() != 1 || self.cancelled.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (then, state) = {
+            let out = lock(&self.out);
+            (out.then?, out.state.clone())
+        };
+        let job = Job::new(
+            self.serial,
+            self.version,
+            vec![self.tokens[0], then],
+            state,
+            self.rows,
+        );
+        *lock(&self.next) = Some(job.clone());
+        Some(job)
     }
 
     fn piece(&self, p: usize) -> std::ops::Range<usize> {
         p * PIECE_ROWS..((p + 1) * PIECE_ROWS).min(self.rows)
     }
 
-    /// The state after `token`, if the helper has computed it.
+    /// The state after the last of `tokens`, if the helper has computed it.
     pub fn stepped(&self) -> Option<Vec<f32>> {
         let out = lock(&self.out);
         (!out.state.is_empty()).then(|| out.state.clone())
@@ -148,7 +183,7 @@ impl Job {
             return Ok(());
         }
         let mut state = self.start.clone();
-        if let Some(token) = self.token {
+        if let Some(&token) = self.tokens.last() {
             backend.step(&self.start, token, &mut state)?;
             lock(&self.out).state = state.clone();
         }
@@ -172,7 +207,7 @@ impl Job {
         }
         // Every piece was the helper's: finish the distribution too (a
         // job whose distribution is wanted now is finished by the engine).
-        if self.token.is_some() && !self.cancelled.load(Ordering::Relaxed) {
+        if !self.tokens.is_empty() && !self.cancelled.load(Ordering::Relaxed) {
             let mut dist = Dist::empty();
             {
                 let out = lock(&self.out);
@@ -182,7 +217,12 @@ impl Job {
                 dist.probs.extend_from_slice(&out.logits);
             }
             dist.finish(simd, vocab, true);
-            lock(&self.out).finished = Some(dist);
+            let then = (0..dist.probs.len() as u32)
+                .filter(|&id| id != UNK && id != BOS && !vocab.is_word(id))
+                .max_by(|&a, &b| dist.probs[a as usize].total_cmp(&dist.probs[b as usize]));
+            let mut out = lock(&self.out);
+            out.finished = Some(dist);
+            out.then = then;
         }
         Ok(())
     }
@@ -241,6 +281,10 @@ impl Helper {
                     // A failing backend leaves the work to the engine, which
                     // reports its own failures.
                     let _ = job.work(&mut *backend, simd, &vocab);
+                    if let Some(next) = job.follow_up() {
+                        let _ = next.work(&mut *backend, simd, &vocab);
+                        lock(&next.out).helper_idle = true;
+                    }
                     lock(&job.out).helper_idle = true;
                     job.idle.notify_all();
                     last = Some(job);
@@ -263,6 +307,9 @@ impl Helper {
         let old = lock(&self.shared.slot).job.replace(job);
         if let Some(old) = old {
             old.cancel();
+            if let Some(next) = old.next() {
+                next.cancel();
+            }
         }
         self.shared.wake.notify_one();
     }
