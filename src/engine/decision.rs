@@ -14,6 +14,7 @@ use super::vocab::{Vocab, UNK};
 use super::words::WordCache;
 use super::{Candidate, Prediction, Request, Source};
 use crate::model::{self, Backend};
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -806,8 +807,14 @@ impl Engine {
             })
         };
 
-        // Merge spellings that read the same after case adaptation.
-        let mut merged: Vec<Candidate> = Vec::with_capacity(scored.len());
+        // Merge spellings that read the same after case adaptation (the
+        // rests borrowed from the words: only the k kept are allocated).
+        struct Merged<'a> {
+            rest: Cow<'a, str>,
+            source: Source,
+            score: f32,
+        }
+        let mut merged: Vec<Merged> = Vec::with_capacity(scored.len());
         for s in &scored {
             let agree = case_agreement(prefix, s.word);
             let from_model = model_weight * s.p_model * agree;
@@ -821,12 +828,10 @@ impl Engine {
             } else {
                 Source::Words
             };
-            match merged.iter_mut().find(|c| c.insert == rest) {
+            match merged.iter_mut().find(|c| c.rest == rest) {
                 Some(c) => c.score += score,
-                None => merged.push(Candidate {
-                    word: format!("{prefix}{rest}"),
-                    insert: rest,
-                    replace: 0,
+                None => merged.push(Merged {
+                    rest,
                     source,
                     score,
                 }),
@@ -840,8 +845,8 @@ impl Engine {
         // saves n - 1, so a likely one-letter rest is worth little (exponent
         // `length_weight`; 0 = by probability alone).
         let alpha = self.opts.tuning.length_weight;
-        let worth = |c: &Candidate| {
-            let n = c.insert.len() as f32;
+        let worth = |c: &Merged| {
+            let n = c.rest.len() as f32;
             c.score
                 * if alpha > 0.0 {
                     (n - 1.0).max(0.25).powf(alpha)
@@ -849,11 +854,20 @@ impl Engine {
                     1.0
                 }
         };
-        let mut ranked: Vec<(f32, Candidate)> =
-            merged.into_iter().map(|c| (worth(&c), c)).collect();
-        ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then_with(|| a.insert.cmp(&b.insert)));
+        let mut ranked: Vec<(f32, Merged)> = merged.into_iter().map(|c| (worth(&c), c)).collect();
+        ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then_with(|| a.rest.cmp(&b.rest)));
         ranked.truncate(k);
-        (ranked.into_iter().map(|(_, c)| c).collect(), mass)
+        let candidates = ranked
+            .into_iter()
+            .map(|(_, c)| Candidate {
+                word: format!("{prefix}{}", c.rest),
+                insert: c.rest.into_owned(),
+                replace: 0,
+                source: c.source,
+                score: c.score,
+            })
+            .collect();
+        (candidates, mass)
     }
 
     /// Words the model expects after `word` completes, while it is confident
