@@ -8,7 +8,7 @@ use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
 use super::hash::FastSet;
 use super::tokenizer::{tail_start, tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
-use super::words::{Undo, WordCache};
+use super::words::{InVocab, Undo, WordCache};
 use crate::model::Backend;
 use anyhow::Result;
 
@@ -29,6 +29,14 @@ const _: () = assert!(REREAD <= TAIL);
 
 /// Lines remembered per buffer as learnt (beyond it, re-read lines are learnt again).
 const MAX_SEEN_LINES: usize = 100_000;
+
+fn in_vocab(word: &str, vocab: Option<&Vocab>) -> InVocab {
+    match vocab.map(|v| v.word_id(word)) {
+        None => InVocab::Unknown,
+        Some(Some(id)) => InVocab::Id(id),
+        Some(None) => InVocab::Oov,
+    }
+}
 
 /// FNV-1a, for token and line identity.
 fn fnv(text: &str) -> u64 {
@@ -205,10 +213,12 @@ impl BufferContext {
         for (i, t) in toks.iter().enumerate().skip(from) {
             let undo = match t.kind {
                 TokenKind::Word if !cost.reread => {
-                    let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
                     let pair = keys_before(&context[..t.start])
                         .map(|k| k.map(|k| self.bigrams.add_undoable(k, t.text)));
-                    Some((self.words.add_undoable(t.text, oov), pair))
+                    Some((
+                        self.words.add_undoable(t.text, in_vocab(t.text, vocab)),
+                        pair,
+                    ))
                 }
                 TokenKind::Newline => {
                     let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
@@ -317,8 +327,7 @@ impl BufferContext {
             if fresh {
                 for t in tokenize(line) {
                     if t.kind == TokenKind::Word {
-                        let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
-                        self.words.add_undoable(t.text, oov);
+                        self.words.add_undoable(t.text, in_vocab(t.text, vocab));
                         for k in keys_before(&context[..line_start + t.start])
                             .into_iter()
                             .flatten()

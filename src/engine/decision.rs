@@ -656,14 +656,14 @@ impl Engine {
         let mut scored: Vec<Scored> = Vec::with_capacity(3 * pool_size);
         let mut mass_cache = 0.0f32;
         let mut seen: FastSet<&str> = FastSet::default();
-        let buffer_hits: Vec<(&str, f32)> = if prefix.is_empty() {
+        let buffer_hits: Vec<(&str, f32, Option<u32>)> = if prefix.is_empty() {
             words.top_scored(pool_size, |p, p_oov| {
                 (1.0 - lambda) * p + lambda * oov_share * p_unk * p_oov
             })
         } else {
             words.with_prefix(&lower).collect()
         };
-        let user_hits: Vec<(&str, f32)> = if prefix.is_empty() {
+        let user_hits: Vec<(&str, f32, Option<u32>)> = if prefix.is_empty() {
             self.user_words.top(pool_size)
         } else {
             self.user_words
@@ -671,7 +671,7 @@ impl Engine {
                 .take(4 * pool_size)
                 .collect()
         };
-        for (i, (word, p)) in buffer_hits.iter().chain(user_hits.iter()).enumerate() {
+        for (i, &(word, p, id)) in buffer_hits.iter().chain(user_hits.iter()).enumerate() {
             let from_buffer = i < buffer_hits.len();
             mass_cache += if from_buffer {
                 buffer_weight
@@ -686,12 +686,16 @@ impl Engine {
                     } else {
                         self.user_words.prob(word)
                     };
-                    (*p, p_user)
+                    (p, p_user)
                 } else {
-                    (words.prob(word), *p)
+                    (words.prob(word), p)
                 };
                 let pc = buffer_weight * p_buffer + user_weight * p_user;
-                let (p_model, from_vocab) = model_part(word);
+                // The id the cache recorded is the one `model_part` looks up.
+                let (p_model, from_vocab) = match (id, vocab) {
+                    (Some(id), Some(_)) => (p_vocab(id), true),
+                    _ => model_part(word),
+                };
                 scored.push(Scored {
                     word,
                     p_model,
