@@ -287,10 +287,12 @@ pub(crate) fn run(o: &Opts) -> i32 {
         }
     };
     let mut opts = o.engine.clone();
-    // Only candidates are scored: the ghost text's continuation is not asked for.
+    // Only candidates are scored: the ghost text's continuation is not asked
+    // for, and corrections (which replace typed text) are not scored.
     if !o.flags.iter().any(|f| f == "--ghost-words") {
         opts.ghost_words = 0;
     }
+    opts.corrections = false;
     let mut engine = Engine::new(opts);
     super::describe(&engine);
     let m = evaluate(&mut engine, &text, &sampling);

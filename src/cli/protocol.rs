@@ -4,25 +4,55 @@
 
 use super::Opts;
 use crate::engine::{Engine, Request};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::borrow::Cow;
 use std::io::{BufRead, Write};
 use std::time::Instant;
 
+/// One request line. Strings are borrowed from the line unless they hold
+/// escapes; fields the engine does not need (`pos`, `new`) are skipped.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(default, borrow)]
+    op: Cow<'a, str>,
+    #[serde(default)]
+    doc: u64,
+    #[serde(default, borrow)]
+    context: Cow<'a, str>,
+    #[serde(default)]
+    k: Option<usize>,
+    #[serde(default)]
+    reset: bool,
+}
+
+#[derive(Serialize)]
+struct Answer<'a> {
+    candidates: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    us: Option<f64>,
+    errors: u64,
+}
+
 pub(crate) fn run(o: &Opts) -> i32 {
     let mut opts = o.engine.clone();
-    // Only candidates are scored: the ghost text's continuation is not asked for.
+    // Only candidates are scored: the ghost text's continuation is not asked
+    // for, and corrections (which replace typed text) cannot be given.
     if !o.flags.iter().any(|f| f == "--ghost-words") {
         opts.ghost_words = 0;
     }
+    opts.corrections = false;
+    // Model work for the next request on a helper thread between requests.
+    opts.think_ahead = !o.flags.iter().any(|f| f == "--no-think-ahead");
     let mut engine = Engine::new(opts);
     super::describe(&engine);
-    let stdin = std::io::stdin();
+    let mut input = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut line = String::new();
     let mut bad_lines = 0u64;
     loop {
         line.clear();
-        match stdin.lock().read_line(&mut line) {
+        match input.read_line(&mut line) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
@@ -30,56 +60,72 @@ pub(crate) fn run(o: &Opts) -> i32 {
                 return 1;
             }
         }
-        let answer = match serde_json::from_str::<Value>(&line) {
-            Ok(req) => answer(&mut engine, &req, bad_lines),
+        let written = match serde_json::from_str::<Line>(&line) {
+            Ok(req) if req.op == "hello" => {
+                let i = engine.info();
+                let hello = json!({
+                    "name": "laya",
+                    "protocol": 1,
+                    "backend": i.backend,
+                    "dtype": i.dtype,
+                    "device": i.device,
+                    "model": i.model_path.map(|p| p.display().to_string()),
+                    "model_error": i.model_error,
+                });
+                writeln!(out, "{hello}")
+            }
+            Ok(req) => answer(&mut engine, &req, bad_lines, &mut out),
             Err(e) => {
                 bad_lines += 1;
                 eprintln!("laya protocol: bad request line: {e}");
-                json!({"candidates": [], "errors": bad_lines + engine.errors()})
+                let a = Answer {
+                    candidates: Vec::new(),
+                    us: None,
+                    errors: bad_lines + engine.errors(),
+                };
+                write_line(&mut out, &a)
             }
         };
-        if writeln!(out, "{answer}").and_then(|_| out.flush()).is_err() {
+        if written.and_then(|_| out.flush()).is_err() {
             break;
         }
     }
     0
 }
 
-fn answer(engine: &mut Engine, req: &Value, bad_lines: u64) -> Value {
-    if req["op"] == "hello" {
-        let i = engine.info();
-        return json!({
-            "name": "laya",
-            "protocol": 1,
-            "backend": i.backend,
-            "dtype": i.dtype,
-            "model": i.model_path.map(|p| p.display().to_string()),
-            "model_error": i.model_error,
-        });
-    }
+fn write_line(out: &mut impl Write, a: &Answer) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, a)?;
+    writeln!(out)
+}
+
+fn answer(
+    engine: &mut Engine,
+    req: &Line,
+    bad_lines: u64,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     let t0 = Instant::now();
-    let doc = req["doc"].as_u64().unwrap_or(0);
-    if req["reset"].as_bool() == Some(true) {
-        engine.forget(doc);
+    if req.reset {
+        engine.forget(req.doc);
     }
-    let k = req["k"].as_u64().unwrap_or(3) as usize;
     let p = engine.predict(&Request {
-        buffer: doc,
-        before: req["context"].as_str().unwrap_or(""),
+        buffer: req.doc,
+        before: &req.context,
         after: "",
         filetype: "",
-        k,
+        k: req.k.unwrap_or(3),
     });
-    // The protocol can only insert at the cursor: corrections are left out.
-    let cands: Vec<&str> = p
-        .candidates
-        .iter()
-        .filter(|c| c.replace == 0)
-        .map(|c| c.insert.as_str())
-        .collect();
-    json!({
-        "candidates": cands,
-        "us": (t0.elapsed().as_secs_f64() * 1e7).round() / 10.0,
-        "errors": engine.errors() + bad_lines,
-    })
+    let a = Answer {
+        candidates: p
+            .candidates
+            .iter()
+            .filter(|c| c.replace == 0)
+            .map(|c| c.insert.as_str())
+            .collect(),
+        us: Some((t0.elapsed().as_secs_f64() * 1e7).round() / 10.0),
+        errors: engine.errors() + bad_lines,
+    };
+    // Before the answer goes out: the helper starts while the harness reads it.
+    engine.think_ahead(req.doc);
+    write_line(out, &a)
 }

@@ -3,8 +3,8 @@
 //! "the word cache"), so the word that followed the same previous word last
 //! time is often the next one; the model forgets that beyond its context.
 
+use super::hash::FastMap;
 use super::tokenizer::is_word_char;
-use std::collections::HashMap;
 
 /// Followers kept per previous word (the rarest, oldest go beyond it).
 const MAX_FOLLOWERS: usize = 24;
@@ -120,7 +120,7 @@ pub struct BigramUndo {
 /// Counts of (previous word → word) pairs.
 #[derive(Debug, Default)]
 pub struct BigramCache {
-    keys: HashMap<Key, Followers>,
+    keys: FastMap<Key, Followers>,
     clock: u64,
 }
 

@@ -1,15 +1,17 @@
 //! Case adaptation: a candidate found case-insensitively is written the way
 //! the user started typing it (`Th` + `the` → `The`, `TH` + `the` → `THE`).
 
+use std::borrow::Cow;
+
 /// The rest of `word` after the typed `prefix` (same length in bytes,
 /// matched case-insensitively), adapted to the prefix's case: an all-capitals
 /// prefix (2+ letters) gives capitals; otherwise the word's own letters.
-pub fn adapted_rest(prefix: &str, word: &str) -> String {
+pub fn adapted_rest<'a>(prefix: &str, word: &'a str) -> Cow<'a, str> {
     let rest = &word[prefix.len()..];
     if shouts(prefix) {
-        rest.to_ascii_uppercase()
+        Cow::Owned(rest.to_ascii_uppercase())
     } else {
-        rest.to_string()
+        Cow::Borrowed(rest)
     }
 }
 

@@ -5,12 +5,12 @@
 //! state, and anything else at most one bounded re-read of recent context.
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
-use super::tokenizer::{tokenize, Token, TokenKind};
+use super::hash::FastSet;
+use super::tokenizer::{tail_start, tokenize, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
-use super::words::{Undo, WordCache};
+use super::words::{InVocab, Undo, WordCache};
 use crate::model::Backend;
 use anyhow::Result;
-use std::collections::HashSet;
 
 /// Tokens compared to accept an alignment (the context that shapes the state).
 const CHECK: usize = 32;
@@ -20,9 +20,23 @@ const SEARCH: usize = 64;
 pub const REREAD: usize = 64;
 /// Tokens (and states) kept per buffer; the oldest are dropped beyond it.
 const KEEP: usize = 256;
+/// Tokens of the context `sync` reads, from its end: every alignment it
+/// tries compares the last CHECK tokens before at most SEARCH new ones, and
+/// a re-read steps the last REREAD, so the tokens before make no difference
+/// (a 1 KB context has ~250: tokenizing and hashing them was most of sync).
+const TAIL: usize = SEARCH + CHECK + 1;
+const _: () = assert!(REREAD <= TAIL);
 
 /// Lines remembered per buffer as learnt (beyond it, re-read lines are learnt again).
 const MAX_SEEN_LINES: usize = 100_000;
+
+fn in_vocab(word: &str, vocab: Option<&Vocab>) -> InVocab {
+    match vocab.map(|v| v.word_id(word)) {
+        None => InVocab::Unknown,
+        Some(Some(id)) => InVocab::Id(id),
+        Some(None) => InVocab::Oov,
+    }
+}
 
 /// FNV-1a, for token and line identity.
 fn fnv(text: &str) -> u64 {
@@ -42,11 +56,18 @@ fn line_hash(line: &str) -> u64 {
     fnv(line.trim_end_matches('\r'))
 }
 
-/// A model step taken ahead of time: `state` = step(state at `version`, `token`).
+/// Model steps taken ahead of time from the end state at `version`: the
+/// `(token, state after it)` of each of the next tokens, in order.
 pub struct Ahead {
     pub version: u64,
-    pub token: u32,
-    pub state: Vec<f32>,
+    pub steps: Vec<(u32, Vec<f32>)>,
+}
+
+/// One or two token ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    One(u32),
+    Two(u32, u32),
 }
 
 /// What `sync` did, for statistics and benchmarks.
@@ -56,6 +77,10 @@ pub struct SyncCost {
     pub steps: usize,
     /// True when the cache could not be aligned and recent context was re-read.
     pub reread: bool,
+    /// When the context grew at its end by one or two tokens (and nothing
+    /// else changed): the version it grew from and the tokens, so work done
+    /// ahead for exactly those steps applies.
+    pub appended: Option<(u64, Appended)>,
 }
 
 /// The cached context of one buffer.
@@ -70,7 +95,7 @@ pub struct BufferContext {
     pub ahead: Option<Ahead>,
     /// Hashes of lines whose words were learnt, so re-reading text after a
     /// jump does not count it twice.
-    seen_lines: HashSet<u64>,
+    seen_lines: FastSet<u64>,
     /// `states[i*H..(i+1)*H]` = model state after tokens[..=i] (after `<s>` and them).
     states: Vec<f32>,
     /// State after `<s>` alone (the start of every re-read).
@@ -94,7 +119,7 @@ impl BufferContext {
         BufferContext {
             hashes: Vec::new(),
             undo: Vec::new(),
-            seen_lines: HashSet::new(),
+            seen_lines: FastSet::default(),
             ahead: None,
             states: Vec::new(),
             start_state: Vec::new(),
@@ -150,16 +175,25 @@ impl BufferContext {
                 backend.step(&zero, BOS, &mut self.start_state)?;
             }
         }
-        let toks: Vec<Token> = tokenize(context).collect();
+        let cut = tail_start(context, TAIL);
+        let toks: Vec<Token> = tokenize(&context[cut..])
+            .map(|t| Token {
+                start: t.start + cut,
+                ..t
+            })
+            .collect();
         let new: Vec<u64> = toks.iter().map(token_hash).collect();
         let mut cost = SyncCost::default();
-        // A step computed ahead (ghost continuation) from the current end state.
+        // Steps computed ahead from the current end state.
         let mut ahead = self.ahead.take().filter(|a| a.version == self.version);
+        let version = self.version;
+        let mut at_end = false;
         let from = match align(&self.hashes, &new) {
             Some((m, j)) if new.len() - m <= REREAD => {
                 if j != self.hashes.len() {
                     ahead = None;
                 }
+                at_end = j == self.hashes.len();
                 self.truncate(j, hidden);
                 m
             }
@@ -167,6 +201,9 @@ impl BufferContext {
                 // Unknown or far-away text: learn the words of lines not seen
                 // yet, and re-read the tail for the model.
                 let cold = self.words.is_empty();
+                // The re-read starts from `<s>`, not from the end state the
+                // step ahead was taken from.
+                ahead = None;
                 self.forget_tokens();
                 self.learn_lines(context, cold, vocab);
                 cost.reread = true;
@@ -176,10 +213,12 @@ impl BufferContext {
         for (i, t) in toks.iter().enumerate().skip(from) {
             let undo = match t.kind {
                 TokenKind::Word if !cost.reread => {
-                    let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
                     let pair = keys_before(&context[..t.start])
                         .map(|k| k.map(|k| self.bigrams.add_undoable(k, t.text)));
-                    Some((self.words.add_undoable(t.text, oov), pair))
+                    Some((
+                        self.words.add_undoable(t.text, in_vocab(t.text, vocab)),
+                        pair,
+                    ))
                 }
                 TokenKind::Newline => {
                     let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
@@ -193,9 +232,6 @@ impl BufferContext {
             self.hashes.push(new[i]);
             if let Some((backend, vocab)) = model.as_mut() {
                 let n = self.hashes.len();
-                if i != from {
-                    ahead = None; // only the first new token can use it
-                }
                 let (prev, next) = if n == 1 {
                     self.states.resize(hidden, 0.0);
                     (self.start_state.as_slice(), &mut self.states[..])
@@ -205,12 +241,15 @@ impl BufferContext {
                     (&a[(n - 2) * hidden..], b)
                 };
                 let id = vocab.id(t);
-                if let Some(a) = ahead
-                    .take()
-                    .filter(|a| a.token == id && a.state.len() == hidden)
-                {
-                    next.copy_from_slice(&a.state);
-                    continue;
+                // The k-th new token can take the k-th step ahead while
+                // the tokens so far were the ones stepped.
+                let k = i - from;
+                match ahead.as_ref().and_then(|a| a.steps.get(k)) {
+                    Some((token, state)) if *token == id && state.len() == hidden => {
+                        next.copy_from_slice(state);
+                        continue;
+                    }
+                    _ => ahead = None,
                 }
                 if let Err(e) = backend.step(prev, id, next) {
                     self.forget_tokens();
@@ -219,6 +258,13 @@ impl BufferContext {
                 }
                 cost.steps += 1;
             }
+        }
+        if let (true, Some((_, v))) = (at_end, model.as_ref()) {
+            cost.appended = match &toks[from..] {
+                [a] => Some((version, Appended::One(v.id(a)))),
+                [a, b] => Some((version, Appended::Two(v.id(a), v.id(b)))),
+                _ => None,
+            };
         }
         if self.hashes.len() > KEEP {
             let drop = self.hashes.len() - KEEP + KEEP / 4;
@@ -281,8 +327,7 @@ impl BufferContext {
             if fresh {
                 for t in tokenize(line) {
                     if t.kind == TokenKind::Word {
-                        let oov = vocab.is_some_and(|v| v.word_id(t.text).is_none());
-                        self.words.add_undoable(t.text, oov);
+                        self.words.add_undoable(t.text, in_vocab(t.text, vocab));
                         for k in keys_before(&context[..line_start + t.start])
                             .into_iter()
                             .flatten()

@@ -4,14 +4,17 @@
 
 use super::bigrams::{keys_before, BigramCache};
 use super::case::{adapted_rest, case_agreement};
-use super::context::{Ahead, BufferContext, SyncCost};
+use super::context::{Ahead, Appended, BufferContext, SyncCost};
 use super::corrections;
+use super::dist::{push_top, Dist};
+use super::hash::{FastMap, FastSet};
+use super::helper::{Helper, Job};
 use super::tokenizer::split_prefix;
 use super::vocab::{Vocab, UNK};
 use super::words::WordCache;
 use super::{Candidate, Prediction, Request, Source};
 use crate::model::{self, Backend};
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -112,6 +115,12 @@ pub struct EngineOptions {
     /// Also compute ghost continuations inside a word (when the top word
     /// changes); by default only at word boundaries, and reused while typing.
     pub ghost_inside_words: bool,
+    /// Offer spelling corrections (candidates with `replace` > 0); callers
+    /// that can only insert at the cursor turn the search off.
+    pub corrections: bool,
+    /// A helper thread for model work (see `Engine::think_ahead`), when the
+    /// backend can share its weights with one.
+    pub think_ahead: bool,
     /// Ranking constants.
     pub tuning: Tuning,
 }
@@ -126,6 +135,8 @@ impl Default for EngineOptions {
             neural: true,
             ghost_words: 2,
             ghost_inside_words: false,
+            corrections: true,
+            think_ahead: false,
             tuning: Tuning::default(),
         }
     }
@@ -148,15 +159,6 @@ pub struct EngineInfo {
     pub model_error: Option<String>,
 }
 
-/// The model's next-token distribution at one buffer's cursor context.
-struct Dist {
-    version: u64,
-    /// Softmax probabilities by token id.
-    probs: Vec<f32>,
-    /// The most probable word tokens, best first.
-    top_words: Vec<(u32, f32)>,
-}
-
 /// Ghost continuation computed for (context version, accepted word).
 struct Continuation {
     version: u64,
@@ -170,13 +172,18 @@ struct BufferEntry {
     fixes: Option<corrections::Fixes>,
     dist: Option<Dist>,
     continuation: Option<Continuation>,
+    /// (context version, token) of the last prediction's best candidate word.
+    best: Option<(u64, u32)>,
+    /// Tells this context from earlier ones of the same buffer number (a
+    /// helper job names the context it started from).
+    serial: u64,
 }
 
 pub struct Engine {
     opts: EngineOptions,
     vocab: Option<Arc<Vocab>>,
     backend: Option<Box<dyn Backend>>,
-    buffers: HashMap<u64, BufferEntry>,
+    buffers: FastMap<u64, BufferEntry>,
     /// Words the user accepted or typed anywhere (history across buffers).
     user_words: WordCache,
     /// (previous word → word) pairs of the text the user accepted anywhere.
@@ -188,6 +195,8 @@ pub struct Engine {
     scratch_logits: Vec<f32>,
     scratch_state: Vec<f32>,
     simd: crate::model::kernels::Simd,
+    helper: Option<Helper>,
+    serials: u64,
 }
 
 /// One word before merging: its spelling, its model / word-list probability
@@ -243,11 +252,21 @@ impl Engine {
                 }
             }
         }
+        let simd = crate::model::kernels::Simd::detect();
+        let helper = match (&backend, &vocab) {
+            (Some(b), Some(v)) if opts.think_ahead => {
+                b.fork().and_then(|f| Helper::start(f, v.clone(), simd))
+            }
+            _ => None,
+        };
+        if helper.is_some() {
+            info.device.push_str(" + a helper thread");
+        }
         let mut engine = Engine {
             opts,
             vocab,
             backend,
-            buffers: HashMap::new(),
+            buffers: FastMap::default(),
             user_words: WordCache::new(),
             user_bigrams: BigramCache::new(),
             clock: 0,
@@ -256,7 +275,9 @@ impl Engine {
             last_cost: SyncCost::default(),
             scratch_logits: Vec::new(),
             scratch_state: Vec::new(),
-            simd: crate::model::kernels::Simd::detect(),
+            simd,
+            helper,
+            serials: 0,
         };
         engine.warm_up();
         engine.info.load_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -315,16 +336,35 @@ impl Engine {
         self.clock += 1;
         let (context, prefix) = split_prefix(req.before);
         self.evict_if_full(req.buffer);
-        let mut entry = self
-            .buffers
-            .remove(&req.buffer)
-            .unwrap_or_else(|| BufferEntry {
+        let serials = &mut self.serials;
+        let mut entry = self.buffers.remove(&req.buffer).unwrap_or_else(|| {
+            *serials += 1;
+            BufferEntry {
                 ctx: BufferContext::new(),
                 fixes: None,
                 dist: None,
                 continuation: None,
-            });
+                best: None,
+                serial: *serials,
+            }
+        });
         entry.ctx.last_used = self.clock;
+        // The helper's work from this context (see `think_ahead`): the steps
+        // it took spare `sync` those steps if their tokens are the ones typed.
+        let job = self.helper.as_ref().and_then(Helper::current).filter(|j| {
+            j.serial == entry.serial && j.version == entry.ctx.version && j.tokens.len() == 1
+        });
+        let then = job.as_ref().and_then(|j| j.next());
+        if let Some((j, state)) = job.as_ref().and_then(|j| Some((j, j.stepped()?))) {
+            let mut steps = vec![(j.tokens[0], state)];
+            if let Some((j, state)) = then.as_ref().and_then(|j| Some((j, j.stepped()?))) {
+                steps.push((j.tokens[1], state));
+            }
+            entry.ctx.ahead = Some(Ahead {
+                version: entry.ctx.version,
+                steps,
+            });
+        }
         let model: Option<(&mut dyn Backend, &Vocab)> = match (&mut self.backend, &self.vocab) {
             (Some(b), Some(v)) => Some((&mut **b, &**v)),
             _ => None,
@@ -340,12 +380,63 @@ impl Engine {
                     .unwrap_or_default()
             }
         };
+        // The helper's output layer for exactly the state reached now, if any.
+        let job = match self.last_cost.appended {
+            Some((v, Appended::One(a))) => job.filter(|j| j.version == v && j.tokens == [a]),
+            Some((v, Appended::Two(a, b))) => then.filter(|j| j.version == v && j.tokens == [a, b]),
+            None => None,
+        };
         if neural && self.backend.is_some() {
-            self.ensure_dist(&mut entry);
+            self.ensure_dist(&mut entry, job);
         }
         let pred = self.decide(&mut entry, prefix, req.k.max(1));
+        entry.best = match (&self.vocab, pred.candidates.first()) {
+            (Some(v), Some(c)) if neural && c.replace == 0 && is_one_word(&c.word) => {
+                Some((entry.ctx.version, v.word_id(&c.word).unwrap_or(UNK)))
+            }
+            _ => None,
+        };
         self.buffers.insert(req.buffer, entry);
         pred
+    }
+
+    /// Between keystrokes: has the helper thread (`EngineOptions::think_ahead`)
+    /// step the model over the last prediction's best candidate word in
+    /// `buffer` and compute the output layer there, so that the keystroke
+    /// after that word is completed (typed or accepted, then a blank) needs
+    /// no model work. Returns at once; answers are the same with or without
+    /// it, only faster when it guessed right.
+    pub fn think_ahead(&mut self, buffer: u64) {
+        let (Some(helper), Some(backend)) = (&self.helper, &self.backend) else {
+            return;
+        };
+        let Some(entry) = self.buffers.get(&buffer) else {
+            return;
+        };
+        let Some((version, token)) = entry.best.filter(|b| b.0 == entry.ctx.version) else {
+            return;
+        };
+        let same =
+            |j: &Job| j.serial == entry.serial && j.version == version && j.tokens == [token];
+        if helper.current().is_some_and(|j| same(&j)) {
+            return;
+        }
+        let start = entry.ctx.state(backend.hidden_dim()).to_vec();
+        helper.post(Job::new(
+            entry.serial,
+            version,
+            vec![token],
+            start,
+            backend.vocab_size(),
+        ));
+    }
+
+    /// Blocks until the helper thread has done the work given to it
+    /// (tests and benchmarks that want it done between keystrokes).
+    pub fn wait_ahead(&self) {
+        if let Some(h) = &self.helper {
+            h.wait();
+        }
     }
 
     fn evict_if_full(&mut self, keep: u64) {
@@ -369,13 +460,16 @@ impl Engine {
         self.info.model_error = Some(format!("backend failed: {e:#}"));
         self.info.backend = "none".into();
         self.backend = None;
+        self.helper = None;
         for entry in self.buffers.values_mut() {
             entry.dist = None;
         }
     }
 
-    /// Computes the model's distribution at the buffer's context unless cached.
-    fn ensure_dist(&mut self, entry: &mut BufferEntry) {
+    /// Computes the model's distribution at the buffer's context unless
+    /// cached: with the helper thread's `job` for this very state if given
+    /// (what it computed ahead), else with the helper's help if there is one.
+    fn ensure_dist(&mut self, entry: &mut BufferEntry, job: Option<Arc<Job>>) {
         if entry
             .dist
             .as_ref()
@@ -387,19 +481,35 @@ impl Engine {
             return;
         };
         let hidden = backend.hidden_dim();
-        let mut dist = entry.dist.take().unwrap_or_else(|| Dist {
-            version: 0,
-            probs: Vec::new(),
-            top_words: Vec::new(),
+        let state = entry.ctx.state(hidden);
+        let job = job.or_else(|| {
+            let helper = self.helper.as_ref()?;
+            let job = Job::new(
+                entry.serial,
+                entry.ctx.version,
+                Vec::new(),
+                state.to_vec(),
+                backend.vocab_size(),
+            );
+            helper.post(job.clone());
+            Some(job)
         });
-        dist.probs.resize(backend.vocab_size(), 0.0);
-        if let Err(e) = backend.logits(entry.ctx.state(hidden), &mut dist.probs) {
+        let mut dist = entry.dist.take().unwrap_or_else(Dist::empty);
+        let done = match job {
+            Some(job) => job.complete(&mut **backend, state, &mut dist, self.simd, vocab),
+            None => {
+                dist.probs.resize(backend.vocab_size(), 0.0);
+                let r = backend.logits(state, &mut dist.probs);
+                if r.is_ok() {
+                    dist.finish(self.simd, vocab, false);
+                }
+                r
+            }
+        };
+        if let Err(e) = done {
             self.model_failed(e);
             return;
         }
-        crate::model::kernels::softmax(self.simd, &mut dist.probs);
-        dist.top_words.clear();
-        top_words(&dist.probs, vocab, 16, &mut dist.top_words);
         dist.version = entry.ctx.version;
         entry.dist = Some(dist);
     }
@@ -413,7 +523,8 @@ impl Engine {
                 || entry.ctx.words.prob(w) > 0.0
                 || self.user_words.prob(w) > 0.0
         };
-        if looks_like_a_word(prefix)
+        if self.opts.corrections
+            && looks_like_a_word(prefix)
             && prefix.len() >= 3
             && (candidates.is_empty() || mass < 1e-6)
             && !known(prefix)
@@ -497,11 +608,23 @@ impl Engine {
             } else {
                 let range = v.prefix_range(&lower);
                 let ids = v.sorted_ids();
+                let by_text = dist.map_or(&[][..], |d| &d.by_text[..]);
                 for i in range {
                     let id = ids[i];
-                    let p = p_vocab(id);
+                    let p = if by_text.is_empty() {
+                        p_vocab(id)
+                    } else {
+                        by_text[i]
+                    };
                     mass_vocab += p;
-                    let word = v.text(id);
+                    // The case factor is at most 1: a word that cannot beat
+                    // the pool's last as it is would be dropped by push_top
+                    // anyway (a one-letter prefix spans thousands of words).
+                    if from_vocab.len() == pool_size && from_vocab.last().is_some_and(|l| l.1 >= p)
+                    {
+                        continue;
+                    }
+                    let word = v.sorted_text(i);
                     if word.len() == prefix.len() {
                         continue;
                     }
@@ -532,15 +655,15 @@ impl Engine {
         };
         let mut scored: Vec<Scored> = Vec::with_capacity(3 * pool_size);
         let mut mass_cache = 0.0f32;
-        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        let buffer_hits: Vec<(&str, f32)> = if prefix.is_empty() {
+        let mut seen: FastSet<&str> = FastSet::default();
+        let buffer_hits: Vec<(&str, f32, Option<u32>)> = if prefix.is_empty() {
             words.top_scored(pool_size, |p, p_oov| {
                 (1.0 - lambda) * p + lambda * oov_share * p_unk * p_oov
             })
         } else {
             words.with_prefix(&lower).collect()
         };
-        let user_hits: Vec<(&str, f32)> = if prefix.is_empty() {
+        let user_hits: Vec<(&str, f32, Option<u32>)> = if prefix.is_empty() {
             self.user_words.top(pool_size)
         } else {
             self.user_words
@@ -548,7 +671,7 @@ impl Engine {
                 .take(4 * pool_size)
                 .collect()
         };
-        for (i, (word, p)) in buffer_hits.iter().chain(user_hits.iter()).enumerate() {
+        for (i, &(word, p, id)) in buffer_hits.iter().chain(user_hits.iter()).enumerate() {
             let from_buffer = i < buffer_hits.len();
             mass_cache += if from_buffer {
                 buffer_weight
@@ -556,9 +679,23 @@ impl Engine {
                 user_weight
             } * p;
             if word.len() > prefix.len() && seen.insert(word) {
-                let pc =
-                    buffer_weight * words.prob(word) + user_weight * self.user_words.prob(word);
-                let (p_model, from_vocab) = model_part(word);
+                // A hit's own probability is its cache's `prob` (no second look-up).
+                let (p_buffer, p_user) = if from_buffer {
+                    let p_user = if self.user_words.is_empty() {
+                        0.0
+                    } else {
+                        self.user_words.prob(word)
+                    };
+                    (p, p_user)
+                } else {
+                    (words.prob(word), p)
+                };
+                let pc = buffer_weight * p_buffer + user_weight * p_user;
+                // The id the cache recorded is the one `model_part` looks up.
+                let (p_model, from_vocab) = match (id, vocab) {
+                    (Some(id), Some(_)) => (p_vocab(id), true),
+                    _ => model_part(word),
+                };
                 scored.push(Scored {
                     word,
                     p_model,
@@ -674,8 +811,14 @@ impl Engine {
             })
         };
 
-        // Merge spellings that read the same after case adaptation.
-        let mut merged: Vec<Candidate> = Vec::with_capacity(scored.len());
+        // Merge spellings that read the same after case adaptation (the
+        // rests borrowed from the words: only the k kept are allocated).
+        struct Merged<'a> {
+            rest: Cow<'a, str>,
+            source: Source,
+            score: f32,
+        }
+        let mut merged: Vec<Merged> = Vec::with_capacity(scored.len());
         for s in &scored {
             let agree = case_agreement(prefix, s.word);
             let from_model = model_weight * s.p_model * agree;
@@ -689,12 +832,10 @@ impl Engine {
             } else {
                 Source::Words
             };
-            match merged.iter_mut().find(|c| c.insert == rest) {
+            match merged.iter_mut().find(|c| c.rest == rest) {
                 Some(c) => c.score += score,
-                None => merged.push(Candidate {
-                    word: format!("{prefix}{rest}"),
-                    insert: rest,
-                    replace: 0,
+                None => merged.push(Merged {
+                    rest,
                     source,
                     score,
                 }),
@@ -708,8 +849,8 @@ impl Engine {
         // saves n - 1, so a likely one-letter rest is worth little (exponent
         // `length_weight`; 0 = by probability alone).
         let alpha = self.opts.tuning.length_weight;
-        let worth = |c: &Candidate| {
-            let n = c.insert.len() as f32;
+        let worth = |c: &Merged| {
+            let n = c.rest.len() as f32;
             c.score
                 * if alpha > 0.0 {
                     (n - 1.0).max(0.25).powf(alpha)
@@ -717,13 +858,20 @@ impl Engine {
                     1.0
                 }
         };
-        merged.sort_by(|a, b| {
-            worth(b)
-                .total_cmp(&worth(a))
-                .then_with(|| a.insert.cmp(&b.insert))
-        });
-        merged.truncate(k);
-        (merged, mass)
+        let mut ranked: Vec<(f32, Merged)> = merged.into_iter().map(|c| (worth(&c), c)).collect();
+        ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then_with(|| a.rest.cmp(&b.rest)));
+        ranked.truncate(k);
+        let candidates = ranked
+            .into_iter()
+            .map(|(_, c)| Candidate {
+                word: format!("{prefix}{}", c.rest),
+                insert: c.rest.into_owned(),
+                replace: 0,
+                source: c.source,
+                score: c.score,
+            })
+            .collect();
+        (candidates, mass)
     }
 
     /// Words the model expects after `word` completes, while it is confident
@@ -762,8 +910,7 @@ impl Engine {
                 // completes the word will not need this step again.
                 entry.ctx.ahead = Some(Ahead {
                     version: entry.ctx.version,
-                    token: id,
-                    state: h.clone(),
+                    steps: vec![(id, h.clone())],
                 });
             }
             // Cheap test first: the most frequent tokens alone bound the best
@@ -798,29 +945,16 @@ impl Engine {
     }
 }
 
+/// True for a single word token (what `vocab.word_id` can name).
+fn is_one_word(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
 /// A prefix a spelling correction can help with: letters only, capitalised
 /// at most on the first letter (not `CMP011`, `DJANGO_`, `uWSGI`: identifiers).
 fn looks_like_a_word(prefix: &str) -> bool {
     let b = prefix.as_bytes();
     b.iter().all(u8::is_ascii_alphabetic) && !b.iter().skip(1).any(u8::is_ascii_uppercase)
-}
-
-/// Keeps the `n` best (id, score) pairs, best first.
-fn push_top(top: &mut Vec<(u32, f32)>, item: (u32, f32), n: usize) {
-    if top.len() == n && top.last().is_some_and(|l| l.1 >= item.1) {
-        return;
-    }
-    let at = top.partition_point(|x| x.1 >= item.1);
-    top.insert(at, item);
-    top.truncate(n);
-}
-
-fn top_words(probs: &[f32], vocab: &Vocab, n: usize, out: &mut Vec<(u32, f32)>) {
-    for (id, &p) in probs.iter().enumerate() {
-        if (out.len() < n || out.last().is_some_and(|l| l.1 < p)) && vocab.is_word(id as u32) {
-            push_top(out, (id as u32, p), n);
-        }
-    }
 }
 
 fn argmax(v: &[f32]) -> (u32, f32) {

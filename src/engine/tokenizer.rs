@@ -84,6 +84,35 @@ pub fn tokenize(text: &str) -> Tokens<'_> {
     Tokens { text, pos: 0 }
 }
 
+/// Where the last `n` tokens of `text` start (0 when it has fewer): the
+/// tokens of `&text[tail_start(text, n)..]` are the last `n` of `text`'s,
+/// found without reading the rest.
+pub fn tail_start(text: &str, n: usize) -> usize {
+    let b = text.as_bytes();
+    let mut end = b.len();
+    for _ in 0..n {
+        // Blanks carry no token.
+        while end > 0 && matches!(b[end - 1], b' ' | b'\t' | b'\r' | 0x0b | 0x0c) {
+            end -= 1;
+        }
+        if end == 0 {
+            return 0;
+        }
+        if is_word_byte(b[end - 1]) {
+            while end > 0 && is_word_byte(b[end - 1]) {
+                end -= 1;
+            }
+        } else {
+            // One character: back over UTF-8 continuation bytes to its start.
+            end -= 1;
+            while end > 0 && !text.is_char_boundary(end) {
+                end -= 1;
+            }
+        }
+    }
+    end
+}
+
 /// Splits the text before the cursor into (context, prefix): the prefix is the
 /// run of word characters that ends at the cursor (possibly empty).
 pub fn split_prefix(before: &str) -> (&str, &str) {
@@ -108,6 +137,22 @@ mod tests {
         );
         assert_eq!(toks("café ü"), vec!["caf", "é", "ü"]);
         assert_eq!(toks(" \t\u{0c}\u{0b}"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_tail_has_the_last_tokens() {
+        let text = "fn main() {\n\tx_1 = 42;\r\n}  café ü über_x, \u{0c}end";
+        let all: Vec<Token> = tokenize(text).collect();
+        for n in 0..all.len() + 3 {
+            let at = tail_start(text, n);
+            let tail: Vec<Token> = tokenize(&text[at..])
+                .map(|t| Token {
+                    start: t.start + at,
+                    ..t
+                })
+                .collect();
+            assert_eq!(tail, all[all.len().saturating_sub(n)..], "n = {n}");
+        }
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! contiguous range. Ids are in descending training frequency, so the file is
 //! also the built-in frequency word list.
 
+use super::hash::FastMap;
 use super::tokenizer::{is_word_char, Token, TokenKind};
 use anyhow::{bail, Context, Result};
-use std::collections::HashMap;
 use std::path::Path;
 
 pub const UNK: u32 = 0;
@@ -13,12 +13,19 @@ pub const BOS: u32 = 1;
 
 pub struct Vocab {
     tokens: Vec<Box<str>>,
-    ids: HashMap<Box<str>, u32>,
+    ids: FastMap<Box<str>, u32>,
     newline: u32,
     /// Word-token ids sorted by (lowercase text, text).
     sorted: Vec<u32>,
-    /// Lowercase text of `sorted[i]`, for binary search.
-    sorted_lower: Vec<Box<str>>,
+    /// The texts of `sorted`, one after another (the i-th ends at
+    /// `sorted_end[i]`), and the same lowercase: a prefix's words are one run
+    /// of memory, not thousands of separate allocations.
+    sorted_text: String,
+    sorted_lower: String,
+    sorted_end: Vec<u32>,
+    /// Positions in `sorted` by the first byte of the lowercase text: byte b
+    /// starts `first[b]..first[b + 1]`.
+    first: Vec<u32>,
     /// `rank_of[id]` = rank among word tokens by frequency (0 = most frequent), or u32::MAX.
     rank_of: Vec<u32>,
     /// Word-token ids by descending frequency.
@@ -53,7 +60,7 @@ impl Vocab {
                 tokens.len()
             );
         }
-        let mut ids = HashMap::with_capacity(tokens.len());
+        let mut ids = FastMap::with_capacity_and_hasher(tokens.len(), Default::default());
         for (i, t) in tokens.iter().enumerate() {
             if t.is_empty() || t.chars().any(char::is_whitespace) {
                 bail!(
@@ -85,14 +92,32 @@ impl Vocab {
             a.0.cmp(&b.0)
                 .then_with(|| tokens[a.1 as usize].cmp(&tokens[b.1 as usize]))
         });
-        let sorted = keyed.iter().map(|k| k.1).collect();
-        let sorted_lower = keyed.into_iter().map(|k| k.0.into_boxed_str()).collect();
+        let sorted: Vec<u32> = keyed.iter().map(|k| k.1).collect();
+        let sorted_text: String = sorted.iter().map(|&id| &*tokens[id as usize]).collect();
+        // Word tokens are ASCII, so lowercase texts have the same lengths.
+        let sorted_lower = sorted_text.to_ascii_lowercase();
+        let mut sorted_end = Vec::with_capacity(sorted.len());
+        let mut end = 0;
+        for &id in &sorted {
+            end += tokens[id as usize].len();
+            sorted_end.push(end as u32);
+        }
+        let mut first = vec![0u32; 257];
+        for k in &keyed {
+            first[k.0.as_bytes()[0] as usize + 1] += 1;
+        }
+        for b in 1..first.len() {
+            first[b] += first[b - 1];
+        }
         Ok(Vocab {
             tokens,
             ids,
             newline,
             sorted,
+            sorted_text,
             sorted_lower,
+            sorted_end,
+            first,
             rank_of,
             by_rank,
             word_count,
@@ -148,9 +173,31 @@ impl Vocab {
 
     /// Range of `sorted_ids()` whose lowercase text starts with `lower_prefix`.
     pub fn prefix_range(&self, lower_prefix: &str) -> std::ops::Range<usize> {
-        let lo = self.sorted_lower.partition_point(|s| &**s < lower_prefix);
-        let len = self.sorted_lower[lo..].partition_point(|s| s.starts_with(lower_prefix));
-        lo..lo + len
+        let Some(&b) = lower_prefix.as_bytes().first() else {
+            return 0..self.sorted.len();
+        };
+        let (lo, hi) = (
+            self.first[b as usize] as usize,
+            self.first[b as usize + 1] as usize,
+        );
+        let lower = |i: usize| &self.sorted_lower[self.start(i)..self.sorted_end[i] as usize];
+        let at = |n: usize| lo + n;
+        let from = at(partition(hi - lo, |n| lower(at(n)) < lower_prefix));
+        let len = partition(hi - from, |n| lower(from + n).starts_with(lower_prefix));
+        from..from + len
+    }
+
+    fn start(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            self.sorted_end[i - 1] as usize
+        }
+    }
+
+    /// The text of `sorted_ids()[i]`.
+    pub fn sorted_text(&self, i: usize) -> &str {
+        &self.sorted_text[self.start(i)..self.sorted_end[i] as usize]
     }
 
     /// Word-token ids, most frequent first (the built-in word list).
@@ -162,6 +209,21 @@ impl Vocab {
     pub fn sorted_ids(&self) -> &[u32] {
         &self.sorted
     }
+}
+
+/// The number of leading `n` in 0..len for which `pred` holds (it holds
+/// for a prefix of 0..len and not after).
+fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// SHA-256 of `bytes` as lowercase hex (the vocabulary hash of FORMAT.md).
@@ -202,7 +264,12 @@ mod tests {
         words.sort();
         assert_eq!(words, vec!["The", "Theory", "the", "then", "there"]);
         assert!(v.prefix_range("q").is_empty());
+        assert!(v.prefix_range("thez").is_empty());
         assert_eq!(v.prefix_range("").len(), v.word_count());
+        assert_eq!(v.prefix_range("x").len(), 1);
+        for (i, &id) in v.sorted_ids().iter().enumerate() {
+            assert_eq!(v.sorted_text(i), v.text(id));
+        }
     }
 
     #[test]

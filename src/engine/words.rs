@@ -2,7 +2,8 @@
 //! scored by frequency and recency. Identifiers repeat within a file, so this
 //! covers what the vocabulary does not (out-of-vocabulary names).
 
-use std::collections::{BTreeMap, HashMap};
+use super::hash::FastMap;
+use std::collections::BTreeMap;
 
 /// Recency time constant in words: an occurrence's weight halves every ~350 words.
 const TAU_WORDS: f64 = 500.0;
@@ -18,6 +19,18 @@ struct Stat {
     last: u64,
     /// Not in the model's vocabulary (its share of the model's `<unk>`).
     oov: bool,
+    /// Its vocabulary id, when known (so ranking needs no look-up).
+    id: Option<u32>,
+}
+
+/// What the model's vocabulary says of a word (recorded at its first occurrence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InVocab {
+    /// No vocabulary asked (the user's words, no model).
+    Unknown,
+    Id(u32),
+    /// Out of the vocabulary.
+    Oov,
 }
 
 /// How to take back one `add` (see `WordCache::undo`).
@@ -36,7 +49,7 @@ pub struct Undo {
 /// Frequency + recency statistics of words.
 #[derive(Default)]
 pub struct WordCache {
-    stats: HashMap<Box<str>, Stat>,
+    stats: FastMap<Box<str>, Stat>,
     /// Keys "lowercase\0word" for prefix ranges.
     index: BTreeMap<Box<str>, ()>,
     clock: u64,
@@ -75,13 +88,14 @@ impl WordCache {
 
     /// Records one occurrence of `word` (the newest).
     pub fn add(&mut self, word: &str) {
-        self.add_undoable(word, false);
+        self.add_undoable(word, InVocab::Unknown);
     }
 
     /// Records one occurrence and returns what undoes it exactly (`undo`),
     /// so text that is deleted again (backspace) leaves no trace.
-    /// `oov`: the word is not in the model's vocabulary (fixed at its first occurrence).
-    pub fn add_undoable(&mut self, word: &str, oov: bool) -> Undo {
+    /// `vocab`: what the model's vocabulary says of the word (fixed at its
+    /// first occurrence).
+    pub fn add_undoable(&mut self, word: &str, vocab: InVocab) -> Undo {
         let undo = Undo {
             word: word.into(),
             prev: self.stats.get(word).copied(),
@@ -100,7 +114,10 @@ impl WordCache {
         let w = ((now - self.base) as f64 / TAU_WORDS).exp();
         self.total += 1;
         self.total_weight += w;
-        let oov = self.stats.get(word).map_or(oov, |s| s.oov);
+        let oov = self
+            .stats
+            .get(word)
+            .map_or(vocab == InVocab::Oov, |s| s.oov);
         if oov {
             self.oov_total += 1;
             self.oov_weight += w;
@@ -122,6 +139,10 @@ impl WordCache {
                         weight: w,
                         last: now,
                         oov,
+                        id: match vocab {
+                            InVocab::Id(id) => Some(id),
+                            _ => None,
+                        },
                     },
                 );
                 self.index.insert(index_key(word), ());
@@ -221,11 +242,12 @@ impl WordCache {
         self.base = old_base;
     }
 
-    /// Words whose lowercase form starts with `lower_prefix`, with P_cache.
+    /// Words whose lowercase form starts with `lower_prefix`, with P_cache
+    /// and the vocabulary id when known.
     pub fn with_prefix<'a>(
         &'a self,
         lower_prefix: &str,
-    ) -> impl Iterator<Item = (&'a str, f32)> + 'a {
+    ) -> impl Iterator<Item = (&'a str, f32, Option<u32>)> + 'a {
         let start: Box<str> = lower_prefix.into();
         let lp = lower_prefix.to_string();
         self.index
@@ -237,7 +259,7 @@ impl WordCache {
             .filter_map(move |(k, _)| {
                 let word = &k[k.find('\0')? + 1..];
                 let (w, s) = self.stats.get_key_value(word)?;
-                Some((&**w, self.stat_prob(s)))
+                Some((&**w, self.stat_prob(s), s.id))
             })
     }
 
@@ -246,14 +268,19 @@ impl WordCache {
         self.stats.keys().map(|w| &**w)
     }
 
-    /// The `n` best words by `score(P_cache(word), P_oov(word))`, with P_cache.
-    pub fn top_scored(&self, n: usize, score: impl Fn(f32, f32) -> f32) -> Vec<(&str, f32)> {
-        let mut all: Vec<(&str, f32, f32)> = self
+    /// The `n` best words by `score(P_cache(word), P_oov(word))`, with
+    /// P_cache and the vocabulary id when known.
+    pub fn top_scored(
+        &self,
+        n: usize,
+        score: impl Fn(f32, f32) -> f32,
+    ) -> Vec<(&str, f32, Option<u32>)> {
+        let mut all: Vec<(&str, f32, f32, Option<u32>)> = self
             .stats
             .iter()
             .map(|(w, s)| {
                 let p = self.stat_prob(s);
-                (&**w, p, score(p, self.stat_prob_oov(s)))
+                (&**w, p, score(p, self.stat_prob_oov(s)), s.id)
             })
             .collect();
         let n = n.min(all.len());
@@ -263,11 +290,11 @@ impl WordCache {
         all.select_nth_unstable_by(n - 1, |a, b| b.2.total_cmp(&a.2));
         all.truncate(n);
         all.sort_by(|a, b| b.2.total_cmp(&a.2));
-        all.into_iter().map(|(w, p, _)| (w, p)).collect()
+        all.into_iter().map(|(w, p, _, id)| (w, p, id)).collect()
     }
 
     /// The `n` most probable words.
-    pub fn top(&self, n: usize) -> Vec<(&str, f32)> {
+    pub fn top(&self, n: usize) -> Vec<(&str, f32, Option<u32>)> {
         self.top_scored(n, |p, _| p)
     }
 }
@@ -304,12 +331,13 @@ mod tests {
             c.add(w);
         }
         let before: Vec<f32> = ["a", "b", "c"].iter().map(|w| c.prob(w)).collect();
-        let u1 = c.add_undoable("c", true);
-        let u2 = c.add_undoable("a", false);
+        let u1 = c.add_undoable("c", InVocab::Oov);
+        let u2 = c.add_undoable("a", InVocab::Id(7));
         c.undo(u2);
         c.undo(u1);
         let after: Vec<f32> = ["a", "b", "c"].iter().map(|w| c.prob(w)).collect();
         assert_eq!(before, after);
+        assert_eq!(c.with_prefix("a").next().map(|h| h.2), Some(None));
         assert_eq!(c.with_prefix("c").count(), 0);
     }
 

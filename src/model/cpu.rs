@@ -9,6 +9,7 @@ use super::weights::{WeightType, Weights};
 use super::Backend;
 use anyhow::{bail, Result};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Matrix storage: a byte range of the mapped file, or owned (converted) values.
 enum Buf<T> {
@@ -120,7 +121,8 @@ fn vector(w: &Weights, name: &str) -> Vec<f32> {
     }
 }
 
-pub struct CpuBackend {
+/// The weights, read-only once loaded (shared by `fork`ed backends).
+struct Model {
     /// The mapped file while any matrix is read from it; dropped (unmapped)
     /// when everything was converted, so its pages leave the resident set.
     weights: Option<Weights>,
@@ -134,11 +136,18 @@ pub struct CpuBackend {
     bhn: Vec<f32>,
     proj_b: Vec<f32>,
     out_b: Vec<f32>,
+}
+
+pub struct CpuBackend {
+    m: Arc<Model>,
     // Scratch, so a step allocates nothing.
     x: Vec<f32>,
     gx: Vec<f32>,
     gh: Vec<f32>,
     y: Vec<f32>,
+    /// The state `y` was projected from, so the output layer computed in
+    /// pieces (`logits_rows` on the same state) projects it once.
+    y_of: Vec<f32>,
     q16: Vec<i16>,
 }
 
@@ -146,8 +155,7 @@ impl CpuBackend {
     /// Runs `weights` in `dtype` (None = the file's own dtype).
     pub fn new(weights: Weights, dtype: Option<WeightType>) -> CpuBackend {
         let dtype = dtype.unwrap_or(weights.config.dtype);
-        let (e, h) = (weights.config.embed_dim, weights.config.hidden_dim);
-        CpuBackend {
+        let m = Model {
             embed: load_matrix(&weights, "embed", dtype),
             wx: load_matrix(&weights, "gru.wx", dtype),
             wh: load_matrix(&weights, "gru.wh", dtype),
@@ -156,16 +164,25 @@ impl CpuBackend {
             bhn: vector(&weights, "gru.bhn"),
             proj_b: vector(&weights, "proj.b"),
             out_b: vector(&weights, "out.b"),
-            x: vec![0.0; e],
-            gx: vec![0.0; 3 * h],
-            gh: vec![0.0; 3 * h],
-            y: vec![0.0; e],
-            q16: Vec::with_capacity(h.max(e)),
             simd: Simd::detect(),
             dtype,
             weights: Some(weights),
         }
-        .unmap_if_unused()
+        .unmap_if_unused();
+        CpuBackend::with_scratch(Arc::new(m))
+    }
+
+    fn with_scratch(m: Arc<Model>) -> CpuBackend {
+        let (e, h) = (m.proj.rows, m.wh.cols);
+        CpuBackend {
+            x: vec![0.0; e],
+            gx: vec![0.0; 3 * h],
+            gh: vec![0.0; 3 * h],
+            y: vec![0.0; e],
+            y_of: Vec::new(),
+            q16: Vec::with_capacity(h.max(e)),
+            m,
+        }
     }
 }
 
@@ -226,8 +243,8 @@ fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
 
-impl CpuBackend {
-    fn unmap_if_unused(mut self) -> CpuBackend {
+impl Model {
+    fn unmap_if_unused(mut self) -> Model {
         let mapped = |m: &Matrix| {
             matches!(
                 m.data,
@@ -244,10 +261,12 @@ impl CpuBackend {
         }
         self
     }
+}
 
+impl CpuBackend {
     /// True when the weights are read in place from the mapped file.
     pub fn is_mapped(&self) -> bool {
-        self.weights.is_some()
+        self.m.weights.is_some()
     }
 }
 
@@ -259,21 +278,25 @@ impl Backend for CpuBackend {
     fn device(&self) -> String {
         format!(
             "cpu {} ({}, 1 thread)",
-            self.dtype.as_str(),
-            self.simd.as_str()
+            self.m.dtype.as_str(),
+            self.m.simd.as_str()
         )
     }
 
     fn vocab_size(&self) -> usize {
-        self.embed.rows
+        self.m.embed.rows
     }
 
     fn hidden_dim(&self) -> usize {
-        self.wh.cols
+        self.m.wh.cols
     }
 
     fn dtype(&self) -> &'static str {
-        self.dtype.as_str()
+        self.m.dtype.as_str()
+    }
+
+    fn fork(&self) -> Option<Box<dyn Backend>> {
+        Some(Box::new(CpuBackend::with_scratch(self.m.clone())))
     }
 
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
@@ -285,28 +308,28 @@ impl Backend for CpuBackend {
                 h_out.len()
             );
         }
-        if token as usize >= self.embed.rows {
+        if token as usize >= self.m.embed.rows {
             bail!(
                 "cpu backend: token id {token} out of range (vocabulary has {})",
-                self.embed.rows
+                self.m.embed.rows
             );
         }
-        let map = self.weights.as_ref().map_or(&[][..], Weights::all_bytes);
-        row(&self.embed, map, token as usize, &mut self.x);
+        let map = self.m.weights.as_ref().map_or(&[][..], Weights::all_bytes);
+        row(&self.m.embed, map, token as usize, &mut self.x);
         apply(
-            self.simd,
-            &self.wx,
+            self.m.simd,
+            &self.m.wx,
             map,
             &self.x,
             &mut self.q16,
             &mut self.gx,
         );
-        apply(self.simd, &self.wh, map, h, &mut self.q16, &mut self.gh);
-        let (gx, gh, b) = (&self.gx, &self.gh, &self.gru_b);
+        apply(self.m.simd, &self.m.wh, map, h, &mut self.q16, &mut self.gh);
+        let (gx, gh, b) = (&self.gx, &self.gh, &self.m.gru_b);
         for i in 0..hd {
             let r = sigmoid(gx[i] + b[i] + gh[i]);
             let z = sigmoid(gx[hd + i] + b[hd + i] + gh[hd + i]);
-            let n = (gx[2 * hd + i] + b[2 * hd + i] + r * (gh[2 * hd + i] + self.bhn[i])).tanh();
+            let n = (gx[2 * hd + i] + b[2 * hd + i] + r * (gh[2 * hd + i] + self.m.bhn[i])).tanh();
             h_out[i] = (1.0 - z) * n + z * h[i];
         }
         Ok(())
@@ -326,21 +349,35 @@ impl Backend for CpuBackend {
                 h.len()
             );
         }
-        let map = self.weights.as_ref().map_or(&[][..], Weights::all_bytes);
-        apply(self.simd, &self.proj, map, h, &mut self.q16, &mut self.y);
-        for (y, b) in self.y.iter_mut().zip(&self.proj_b) {
-            *y += b;
+        let map = self.m.weights.as_ref().map_or(&[][..], Weights::all_bytes);
+        let same = |a: &[f32], b: &[f32]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        if !same(&self.y_of, h) {
+            apply(
+                self.m.simd,
+                &self.m.proj,
+                map,
+                h,
+                &mut self.q16,
+                &mut self.y,
+            );
+            for (y, b) in self.y.iter_mut().zip(&self.m.proj_b) {
+                *y += b;
+            }
+            self.y_of.clear();
+            self.y_of.extend_from_slice(h);
         }
         apply_rows(
-            self.simd,
-            &self.embed,
+            self.m.simd,
+            &self.m.embed,
             map,
             rows.clone(),
             &self.y,
             &mut self.q16,
             out,
         );
-        for (l, b) in out.iter_mut().zip(&self.out_b[rows]) {
+        for (l, b) in out.iter_mut().zip(&self.m.out_b[rows]) {
             *l += b;
         }
         Ok(())

@@ -43,6 +43,14 @@ pub trait Backend: Send {
             ),
         }
     }
+    /// Another backend on the same weights (own scratch, nothing copied),
+    /// for a helper thread; None when the backend cannot share them. A
+    /// backend that forks computes `logits_rows` in proportion to the rows
+    /// and exactly as `logits` does for them (the output layer is split in
+    /// pieces between threads). Added after the first version of this trait.
+    fn fork(&self) -> Option<Box<dyn Backend>> {
+        None
+    }
     /// The weight dtype it computes with ("f32", "bf16", "int8"). Added after
     /// the first version of this trait, with a default so existing backends build.
     fn dtype(&self) -> &'static str {
