@@ -142,6 +142,8 @@ impl Decider {
             ),
             Err(e) => error!("cannot send answer to Neovim: {e}"),
         }
+        // The answer is out: the rest is guesswork for the next keystroke.
+        self.guarded("think_ahead", || engine.think_ahead(p.buffer));
     }
 }
 
