@@ -6,7 +6,7 @@
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
 use super::hash::FastSet;
-use super::tokenizer::{tail_start, tokenize, Token, TokenKind};
+use super::tokenizer::{tokenize, tokenize_tail, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
 use super::words::{InVocab, Undo, WordCache};
 use crate::model::Backend;
@@ -175,13 +175,7 @@ impl BufferContext {
                 backend.step(&zero, BOS, &mut self.start_state)?;
             }
         }
-        let cut = tail_start(context, TAIL);
-        let toks: Vec<Token> = tokenize(&context[cut..])
-            .map(|t| Token {
-                start: t.start + cut,
-                ..t
-            })
-            .collect();
+        let toks: Vec<Token> = tokenize_tail(context, TAIL).collect();
         let new: Vec<u64> = toks.iter().map(token_hash).collect();
         let mut cost = SyncCost::default();
         // Steps computed ahead from the current end state.

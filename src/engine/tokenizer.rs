@@ -84,6 +84,16 @@ pub fn tokenize(text: &str) -> Tokens<'_> {
     Tokens { text, pos: 0 }
 }
 
+/// The last `n` tokens of `text` (all of them when it has fewer), with
+/// their offsets in `text`, found without reading the rest.
+pub fn tokenize_tail(text: &str, n: usize) -> impl Iterator<Item = Token<'_>> {
+    let cut = tail_start(text, n);
+    tokenize(&text[cut..]).map(move |t| Token {
+        start: t.start + cut,
+        ..t
+    })
+}
+
 /// Where the last `n` tokens of `text` start (0 when it has fewer): the
 /// tokens of `&text[tail_start(text, n)..]` are the last `n` of `text`'s,
 /// found without reading the rest.
@@ -144,13 +154,7 @@ mod tests {
         let text = "fn main() {\n\tx_1 = 42;\r\n}  café ü über_x, \u{0c}end";
         let all: Vec<Token> = tokenize(text).collect();
         for n in 0..all.len() + 3 {
-            let at = tail_start(text, n);
-            let tail: Vec<Token> = tokenize(&text[at..])
-                .map(|t| Token {
-                    start: t.start + at,
-                    ..t
-                })
-                .collect();
+            let tail: Vec<Token> = tokenize_tail(text, n).collect();
             assert_eq!(tail, all[all.len().saturating_sub(n)..], "n = {n}");
         }
     }
