@@ -3,7 +3,7 @@
 //! in place from the memory-mapped file when its dtype is the one asked for
 //! (zero copy, pages shared between processes); otherwise converted once.
 
-use super::kernels::{matvec_bf16, matvec_f32, matvec_i8, quantize_i16, Simd};
+use super::kernels::{gru_update, matvec_bf16, matvec_f32, matvec_i8, quantize_i16, Simd};
 use super::quant::{from_bf16, quantize_rows, to_bf16};
 use super::weights::{WeightType, Weights};
 use super::Backend;
@@ -254,10 +254,6 @@ fn row(m: &Matrix, map: &[u8], r: usize, out: &mut [f32]) {
     }
 }
 
-fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
-}
-
 impl Model {
     fn unmap_if_unused(mut self) -> Model {
         let mapped = |m: &Matrix| {
@@ -348,13 +344,7 @@ impl Backend for CpuBackend {
             }
         };
         apply(m.simd, &m.wh, map, h, &mut self.q16, &mut self.gh);
-        let (gh, b) = (&self.gh, &self.m.gru_b);
-        for i in 0..hd {
-            let r = sigmoid(gx[i] + b[i] + gh[i]);
-            let z = sigmoid(gx[hd + i] + b[hd + i] + gh[hd + i]);
-            let n = (gx[2 * hd + i] + b[2 * hd + i] + r * (gh[2 * hd + i] + self.m.bhn[i])).tanh();
-            h_out[i] = (1.0 - z) * n + z * h[i];
-        }
+        gru_update(m.simd, gx, &self.gh, &m.gru_b, &m.bhn, h, h_out);
         Ok(())
     }
 

@@ -147,6 +147,53 @@ pub fn softmax(simd: Simd, v: &mut [f32]) {
     v.iter_mut().for_each(|x| *x *= inv);
 }
 
+/// One GRU state update (FORMAT.md) from the gate pre-activations
+/// `gx` (input side, without bias), `gh` (hidden side), biases `b` and
+/// `bhn`: `h_out = (1 − z) ⊙ n + z ⊙ h`. The vector version's sigmoid and
+/// tanh use the polynomial exp of `softmax` (~1e-7 error against the
+/// library's; the scalar library calls took ~15 us of a ~90 us step at H = 768).
+pub fn gru_update(
+    simd: Simd,
+    gx: &[f32],
+    gh: &[f32],
+    b: &[f32],
+    bhn: &[f32],
+    h: &[f32],
+    h_out: &mut [f32],
+) {
+    let hd = h.len();
+    assert!(gx.len() == 3 * hd && gh.len() == 3 * hd && b.len() == 3 * hd);
+    assert!(bhn.len() == hd && h_out.len() == hd);
+    #[cfg(target_arch = "x86_64")]
+    if simd.avx2() {
+        // SAFETY: AVX2 and FMA were detected at run time; lengths checked above.
+        unsafe { avx2::gru_update(gx, gh, b, bhn, h, h_out) };
+        return;
+    }
+    let _ = simd;
+    gru_update_portable(gx, gh, b, bhn, h, h_out, 0);
+}
+
+/// The scalar GRU update from element `from` on.
+fn gru_update_portable(
+    gx: &[f32],
+    gh: &[f32],
+    b: &[f32],
+    bhn: &[f32],
+    h: &[f32],
+    h_out: &mut [f32],
+    from: usize,
+) {
+    let hd = h.len();
+    let sigmoid = |x: f32| 1.0 / (1.0 + (-x).exp());
+    for i in from..hd {
+        let r = sigmoid(gx[i] + b[i] + gh[i]);
+        let z = sigmoid(gx[hd + i] + b[hd + i] + gh[hd + i]);
+        let n = (gx[2 * hd + i] + b[2 * hd + i] + r * (gh[2 * hd + i] + bhn[i])).tanh();
+        h_out[i] = (1.0 - z) * n + z * h[i];
+    }
+}
+
 /// `v[i] = exp(v[i] - max)`; returns the sum.
 fn exp_shifted_portable(v: &mut [f32], max: f32) -> f32 {
     let mut sum = 0.0;
@@ -202,6 +249,73 @@ mod avx2 {
             23,
         );
         _mm256_mul_ps(p, _mm256_castsi256_ps(pow2))
+    }
+
+    /// sigmoid(x), from exp(−|x|) (an argument exp_ps takes).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn sigmoid_ps(x: __m256) -> __m256 {
+        let sign = _mm256_set1_ps(-0.0);
+        let e = exp_ps(_mm256_or_ps(x, sign));
+        let one = _mm256_set1_ps(1.0);
+        let inv = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        // x >= 0: 1 / (1 + e); x < 0: e / (1 + e).
+        let neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+        _mm256_blendv_ps(inv, _mm256_mul_ps(e, inv), neg)
+    }
+
+    /// tanh(x) = sign(x) · (1 − e) / (1 + e), e = exp(−2|x|).
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn tanh_ps(x: __m256) -> __m256 {
+        let sign = _mm256_set1_ps(-0.0);
+        let ax = _mm256_andnot_ps(sign, x);
+        let e = exp_ps(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0)));
+        let one = _mm256_set1_ps(1.0);
+        let t = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
+        _mm256_or_ps(t, _mm256_and_ps(x, sign))
+    }
+
+    pub unsafe fn gru_update(
+        gx: &[f32],
+        gh: &[f32],
+        b: &[f32],
+        bhn: &[f32],
+        h: &[f32],
+        h_out: &mut [f32],
+    ) {
+        gru_update_inner(gx, gh, b, bhn, h, h_out)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn gru_update_inner(
+        gx: &[f32],
+        gh: &[f32],
+        b: &[f32],
+        bhn: &[f32],
+        h: &[f32],
+        h_out: &mut [f32],
+    ) {
+        let hd = h.len();
+        let body = hd / 8 * 8;
+        // SAFETY: every load and store is at i + 8 <= body <= hd within
+        // slices of length hd or 3·hd (checked by the caller).
+        unsafe {
+            let ld = |s: &[f32], at: usize| _mm256_loadu_ps(s.as_ptr().add(at));
+            let mut i = 0;
+            while i < body {
+                let r = sigmoid_ps(_mm256_add_ps(_mm256_add_ps(ld(gx, i), ld(b, i)), ld(gh, i)));
+                let (j, k) = (hd + i, 2 * hd + i);
+                let z = sigmoid_ps(_mm256_add_ps(_mm256_add_ps(ld(gx, j), ld(b, j)), ld(gh, j)));
+                let hn = _mm256_mul_ps(r, _mm256_add_ps(ld(gh, k), ld(bhn, i)));
+                let n = tanh_ps(_mm256_add_ps(_mm256_add_ps(ld(gx, k), ld(b, k)), hn));
+                // (1 − z) · n + z · h = n + z · (h − n)
+                let out = _mm256_fmadd_ps(z, _mm256_sub_ps(ld(h, i), n), n);
+                _mm256_storeu_ps(h_out.as_mut_ptr().add(i), out);
+                i += 8;
+            }
+        }
+        gru_update_portable(gx, gh, b, bhn, h, h_out, body);
     }
 
     pub unsafe fn exp_shifted(v: &mut [f32], max: f32) -> f32 {
@@ -452,6 +566,21 @@ mod tests {
             assert!((p - q).abs() <= 1e-6 * q.max(1e-30) + 1e-12, "{p} {q}");
         }
         assert!((a.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn vector_gru_update_matches_the_plain_one() {
+        let mut rng = Rng::new(5);
+        let hd = 37; // a vector body and a scalar tail
+        let mut v = |n: usize, s: f32| (0..n).map(|_| rng.uniform(s)).collect::<Vec<f32>>();
+        let (gx, gh, b) = (v(3 * hd, 12.0), v(3 * hd, 12.0), v(3 * hd, 1.0));
+        let (bhn, h) = (v(hd, 1.0), v(hd, 1.0));
+        let (mut a, mut p) = (vec![0.0; hd], vec![0.0; hd]);
+        gru_update(Simd::detect(), &gx, &gh, &b, &bhn, &h, &mut a);
+        gru_update(Simd::Portable, &gx, &gh, &b, &bhn, &h, &mut p);
+        for (x, y) in a.iter().zip(&p) {
+            assert!((x - y).abs() <= 1e-6, "{x} {y}");
+        }
     }
 
     #[test]
