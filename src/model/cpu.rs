@@ -160,6 +160,9 @@ pub struct CpuBackend {
     /// The state `y` was projected from, so the output layer computed in
     /// pieces (`logits_rows` on the same state) projects it once.
     y_of: Vec<f32>,
+    /// `y` quantized for an int8 output layer, once for all its pieces
+    /// (scale None until the first piece of a new `y`).
+    yq: (Vec<i16>, Option<f32>),
     q16: Vec<i16>,
 }
 
@@ -195,6 +198,7 @@ impl CpuBackend {
             gh: vec![0.0; 3 * h],
             y: vec![0.0; e],
             y_of: Vec::new(),
+            yq: (Vec::with_capacity(e), None),
             q16: Vec::with_capacity(h.max(e)),
             m,
         }
@@ -214,14 +218,16 @@ fn apply(simd: Simd, m: &Matrix, map: &[u8], x: &[f32], q16: &mut Vec<i16>, out:
     }
 }
 
-/// `out = m[rows] · x`: the same as `apply` for a band of rows.
+/// `out = m[rows] · x`: the same as `apply` for a band of rows. For an int8
+/// matrix `x` is quantized into `xq` on the first band (`xq.1` None) and
+/// read from there by the next bands of the same `x`.
 fn apply_rows(
     simd: Simd,
     m: &Matrix,
     map: &[u8],
     rows: Range<usize>,
     x: &[f32],
-    q16: &mut Vec<i16>,
+    xq: (&mut Vec<i16>, &mut Option<f32>),
     out: &mut [f32],
 ) {
     let span = rows.start * m.cols..rows.end * m.cols;
@@ -229,7 +235,8 @@ fn apply_rows(
         MatrixData::F32(b) => matvec_f32(simd, &view(b, map)[span], x, out),
         MatrixData::Bf16(b) => matvec_bf16(simd, &view(b, map)[span], x, out),
         MatrixData::Int8(b, scale) => {
-            let xs = quantize_i16(x, q16);
+            let (q16, xs) = xq;
+            let xs = *xs.get_or_insert_with(|| quantize_i16(x, q16));
             matvec_i8(simd, &view(b, map)[span], &scale[rows], q16, xs, out)
         }
     }
@@ -380,6 +387,7 @@ impl Backend for CpuBackend {
             }
             self.y_of.clear();
             self.y_of.extend_from_slice(h);
+            self.yq.1 = None;
         }
         apply_rows(
             self.m.simd,
@@ -387,7 +395,7 @@ impl Backend for CpuBackend {
             map,
             rows.clone(),
             &self.y,
-            &mut self.q16,
+            (&mut self.yq.0, &mut self.yq.1),
             out,
         );
         for (l, b) in out.iter_mut().zip(&self.m.out_b[rows]) {
