@@ -125,6 +125,15 @@ pub fn matvec_i8(simd: Simd, q: &[i8], scale: &[f32], xq: &[i16], xscale: f32, o
 
 /// `v = softmax(v)` in place (the vector exp is a polynomial, ~1e-7 relative error).
 pub fn softmax(simd: Simd, v: &mut [f32]) {
+    // The scalar fold is not vectorized (NaN rules): ~4 us of ~9 at 16k.
+    #[cfg(target_arch = "x86_64")]
+    let max = if simd.avx2() {
+        // SAFETY: AVX2 was detected at run time.
+        unsafe { avx2::max(v) }
+    } else {
+        v.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
     let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     if !max.is_finite() {
         let u = 1.0 / v.len().max(1) as f32;
@@ -316,6 +325,29 @@ mod avx2 {
             }
         }
         gru_update_portable(gx, gh, b, bhn, h, h_out, body);
+    }
+
+    /// The largest value, NaNs ignored (as `f32::max` does); -inf if none.
+    pub unsafe fn max(v: &[f32]) -> f32 {
+        max_inner(v)
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    fn max_inner(v: &[f32]) -> f32 {
+        let mut acc = _mm256_set1_ps(f32::NEG_INFINITY);
+        let mut chunks = v.chunks_exact(8);
+        for c in &mut chunks {
+            // SAFETY: c has exactly 8 elements. max_ps returns its second
+            // operand when the first is NaN, so a NaN is skipped.
+            acc = _mm256_max_ps(unsafe { _mm256_loadu_ps(c.as_ptr()) }, acc);
+        }
+        let mut lanes = [0.0f32; 8];
+        // SAFETY: lanes has 8 elements.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc) };
+        lanes
+            .into_iter()
+            .chain(chunks.remainder().iter().copied())
+            .fold(f32::NEG_INFINITY, f32::max)
     }
 
     pub unsafe fn exp_shifted(v: &mut [f32], max: f32) -> f32 {
