@@ -262,7 +262,7 @@ impl Helper {
         let thread = std::thread::Builder::new()
             .name("laya-helper".into())
             .spawn(move || {
-                idle_priority();
+                low_priority();
                 let mut last: Option<Arc<Job>> = None;
                 loop {
                     let job = {
@@ -328,18 +328,23 @@ impl Helper {
 }
 
 /// Guesswork must not take the CPU from the engine's own thread, or from
-/// whatever else the machine runs: on Linux the helper runs only on a CPU
-/// that would otherwise idle (SCHED_IDLE), preempted by any ordinary
-/// thread. (On a busy 2-core machine it otherwise stretched the requests
-/// it was meant to shorten: RTT p90 ~600 us against ~280 without it.)
-fn idle_priority() {
+/// whatever else the machine runs: on Linux the helper runs at the lowest
+/// ordinary priority (nice 19: a 1.5% share against a nice-0 thread when
+/// they compete). (At nice 0, on a busy 2-core machine, it stretched the
+/// requests it was meant to shorten: RTT p90 ~600 us against ~280 without
+/// it.) Not SCHED_IDLE, which it was until 2026-12-03: the kernel counts a
+/// CPU that runs only SCHED_IDLE threads as idle when it places a woken
+/// thread, so the engine's thread and its client kept landing on the
+/// helper's CPU; under ksr.py on a 2-vCPU VM, RTT mean 137-156 against
+/// 105-106 us at nice 19 (prose, 2 alternating repeats; BENCHMARKS.md).
+fn low_priority() {
     #[cfg(target_os = "linux")]
     {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: plain system call on the calling thread (pid 0) with a
-        // valid parameter; a failure leaves the normal priority.
+        // SAFETY: plain system call; `who` 0 with PRIO_PROCESS is the
+        // calling thread on Linux (threads have their own nice value). A
+        // failure leaves the normal priority.
         unsafe {
-            libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
         }
     }
 }
