@@ -18,8 +18,7 @@ from .vocab import Vocab
 DATA = os.path.join(WORK, "data")
 
 WEIGHTS = {"nvim-help": 2, "vim-help": 2, "vim-plugin-help": 2, "nvim-runtime": 2, "vim-runtime": 2,
-           "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6,
-           "upstream-changelogs": 1, "crate-readmes": 1, "npm-readmes": 1}
+           "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6}
 PROSE_WEIGHT = 1.5  # prose sources not named above
 
 _vocab = None

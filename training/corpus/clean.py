@@ -15,7 +15,7 @@ MIN_CHARS = 200
 def read_text(path):
     with open(path, "rb") as f:
         data = f.read()
-    if path.endswith((".gz", ".dz")):  # .dz: dictzip, a gzip file
+    if path.endswith(".gz"):
         data = gzip.decompress(data)
     return data.decode("utf-8", errors="replace")
 
@@ -100,56 +100,6 @@ def markdown(text):
             line = re.sub(r"^#{1,6}\s+", "", line)
             line = URL.sub("", line)
         out.append(line)
-    return "\n".join(out)
-
-
-_INFO_DROP_NODE = re.compile(r"Node: [^,\n]*(Index|Copying|License|Licence)", re.I)
-_INFO_NOTE = re.compile(r"\*[Nn]ote[ \n]+([^:]+?)::|\*[Nn]ote[ \n]+([^:]+?):[^.,]*[.,]")
-
-
-def info(text):
-    """A GNU info file (or one piece of a split one): the nodes' text without
-    the preamble (licence notice), the indirect and tag tables, node headers,
-    menus, heading underlines, index and licence nodes; cross-references
-    become "see X"; typographic quotes become ASCII ones."""
-    out = []
-    for i, node in enumerate(text.split("\x1f\n")):
-        head = node.split("\n", 1)[0]
-        if i == 0 and head.startswith("This is "):
-            continue
-        if not head.startswith("File: ") or _INFO_DROP_NODE.search(head):
-            continue  # Indirect:, Tag Table:, Local Variables, index and licence nodes
-        body = node.split("\n", 1)[1] if "\n" in node else ""
-        body = _INFO_NOTE.sub(lambda m: "see " + (m.group(1) or m.group(2)).replace("\n", " "), body)
-        for line in body.split("\n"):
-            if line.startswith("* Menu:") or re.match(r"^\* [^:]+::", line) or re.match(r"^\* [^:]+: \(", line):
-                continue
-            if re.match(r"^([*=\-.])\1{2,}\s*$", line):
-                continue
-            out.append(line)
-        out.append("")
-    paras = re.split(r"\n[ \t]*\n", "\n".join(out).translate(_QUOTES))
-    return URL.sub("", "\n\n".join(p for p in paras if not _INFO_LEGAL.search(p)))
-
-
-_INFO_LEGAL = re.compile(r"Permission is granted|Copyright (©|\(C\))", re.I)
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-_EMAIL = re.compile(r"<?[\w.+-]+@[\w-]+(\.[\w-]+)+>?")
-_TRAILER = re.compile(r"^\s*(Signed-off-by|Reviewed-by|Acked-by|Cc|Reported-by|Tested-by|Co-authored-by|"
-                      r"Suggested-by|Helped-by|Reported-and-tested-by|Patch-by|Thanks-to):", re.I)
-
-
-def changelog(text):
-    """Upstream ChangeLog / NEWS / CHANGES: the change descriptions, without
-    the "YYYY-MM-DD  Name <mail>" bylines, Debian-style "-- Name <mail>" lines,
-    commit trailers and e-mail addresses."""
-    out = []
-    for line in text.split("\n"):
-        if re.match(r"^\d{4}-\d\d-\d\d\s", line) or re.match(r"^\s*-- .*(<.*>|\d{4})", line):
-            continue
-        if _TRAILER.match(line):
-            continue
-        out.append(URL.sub("", _EMAIL.sub("", line)).rstrip())
     return "\n".join(out)
 
 

