@@ -7,11 +7,13 @@
 #   run.sh train MINUTES STOP  (carrying the last part) joins the parts, installs
 #                              MLX beside a link to the CUDA libraries, checks MLX
 #                              on the GPU, and starts a run sized to MINUTES of
-#                              training, stopping (with a checkpoint) after STOP
-#                              minutes; falls back to PyTorch if MLX cannot run
-#   run.sh resume [STOP]       resumes that run (again for at most STOP minutes)
+#                              training, stopping (with a checkpoint) STOP minutes
+#                              after the call began (setup counts: a call has
+#                              10 minutes); falls back to PyTorch if MLX cannot run
+#   run.sh resume [STOP]       resumes that run (again until STOP minutes into the call)
 #                              and, once it is complete, exports and evaluates
 set -uo pipefail
+START=$(date +%s)  # STOP counts from here: setup (unpacking, installing) is part of the call's 10 minutes
 cd "$(dirname "$0")/../.."
 STAGE=/tmp/laya-stage
 OUT=${OUT:-/tmp/laya-out}
@@ -54,9 +56,10 @@ complete() {  # the checkpoint has reached the run's last step
 
 setup
 T0=$(date +%s)
+left() { python3 -c "print(round(max(0.5, $1 - ($(date +%s) - $START) / 60), 2))"; }
 if [ "$1" = train ]; then
   MINUTES=${2:-6}
-  STOP=${3:-$MINUTES}
+  STOP=$(left "${3:-$MINUTES}")
   mlx_ok=0
   if python3 -c 'import mlx.core as mx; a = mx.random.normal((2048, 2048)); mx.eval(a @ a); print("MLX", mx.__version__, mx.default_device(), mx.device_info() if hasattr(mx, "device_info") else "")' 2>&1 | tee "$OUT/mlx-probe.txt"; then
     python3 -m training train --config gpu --minutes "$MINUTES" --stop-after "$STOP" --fresh 2>&1 | tee "$OUT/train.log" && mlx_ok=1
@@ -68,7 +71,7 @@ if [ "$1" = train ]; then
        --out "$OUT/f32" 2>&1 | tee -a "$OUT/torch.log"
   fi
 elif [ "$1" = resume ]; then
-  STOP=${2:-9}
+  STOP=$(left "${2:-9}")
   python3 -m training train --config gpu --stop-after "$STOP" 2>&1 | tee "$OUT/train.log"
 fi
 if [ -f training/out/ckpt/state.json ] && complete; then

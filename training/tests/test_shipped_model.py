@@ -52,7 +52,8 @@ class ShippedModel(unittest.TestCase):
 
     def test_held_out_samples(self):
         for kind in ("prose", "code"):
-            text = open(os.path.join(DATA, f"heldout-{kind}.txt"), encoding="utf-8").read()
+            with open(os.path.join(DATA, f"heldout-{kind}.txt"), encoding="utf-8") as f:
+                text = f.read()
             docs = text.split("\f\n")
             self.assertGreater(len(docs), 5)
             self.assertLessEqual(len(text), 160_000)
