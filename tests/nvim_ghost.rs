@@ -295,3 +295,44 @@ async fn the_ghost_hides_on_cursor_moves_and_on_leaving_insert_mode() {
     s.wait_screen_line(2, "a zeph").await;
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correction_replaces_the_misspelled_word_when_accepted() {
+    let s = Session::start("ghost-correction").await;
+    s.insert_after(WORDS).await;
+    // A misspelling of a buffer word: no word completes it, so the engine
+    // offers the correction (not as ghost text: in the list, reached by cycling).
+    s.input("the zepyrine").await;
+    let at = s
+        .wait_for("a correction among the suggestions", || async {
+            let found = s
+                .lua(
+                    "local c = require('laya.ghost').current
+                     for i, it in ipairs(c and c.list or {}) do
+                       if it.replace > 0 then return { i, it.word, it.replace } end
+                     end",
+                )
+                .await;
+            found.as_array().cloned()
+        })
+        .await;
+    assert_eq!(at[1], "zephyrine");
+    assert_eq!(at[2], "zepyrine".len());
+    for _ in 0..at[0].as_i64().unwrap() {
+        s.input("<M-]>").await;
+    }
+    s.wait_ghost(" → zephyrine").await;
+    s.input("<Tab>").await;
+    s.wait_for("the corrected word in the buffer", || async {
+        (s.lines().await[2] == "the zephyrine").then_some(())
+    })
+    .await;
+    assert_eq!(s.cursor().await, (3, "the zephyrine".len() as i64));
+    // One undo step brings back what was typed.
+    s.input("<Esc>u").await;
+    s.wait_for("undo of the correction", || async {
+        (s.lines().await[2] == "the zepyrine").then_some(())
+    })
+    .await;
+    s.quit().await;
+}
