@@ -22,16 +22,17 @@ from .tokenizer import SPECIALS, is_word
 
 
 class LayaTorch(nn.Module):
-    def __init__(self, v, e, h):
+    def __init__(self, v, e, h, dropout=0.0):
         super().__init__()
         self.embed = nn.Embedding(v, e)
+        self.drop = nn.Dropout(dropout)  # as model.LayaLM: embeddings in, states out
         self.gru = nn.GRU(e, h, batch_first=True)
         self.proj = nn.Linear(h, e)
         self.out_b = nn.Parameter(torch.zeros(v))
 
     def forward(self, x, hidden=None):
-        states, last = self.gru(self.embed(x), hidden)
-        return self.proj(states) @ self.embed.weight.T + self.out_b, last
+        states, last = self.gru(self.drop(self.embed(x)), hidden)
+        return self.proj(self.drop(states)) @ self.embed.weight.T + self.out_b, last
 
     def format_tensors(self):
         g, h = self.gru, self.gru.hidden_size
@@ -93,7 +94,7 @@ def main(argv=None):
     dev = "cuda"
     vocab_tokens = open(a.vocab, encoding="utf-8").read().split("\n")[:-1]
     v = len(vocab_tokens)
-    model = LayaTorch(v, cfg.embed_dim, cfg.hidden_dim).to(dev)
+    model = LayaTorch(v, cfg.embed_dim, cfg.hidden_dim, cfg.dropout).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     train_ids = data.load("train")
     print(f"torch {torch.__version__}: V={v} E={cfg.embed_dim} H={cfg.hidden_dim}, "
