@@ -9,6 +9,7 @@ use super::hash::FastSet;
 use super::tokenizer::{tokenize, tokenize_tail, Token, TokenKind};
 use super::vocab::{Vocab, BOS};
 use super::words::{InVocab, Undo, WordCache};
+use crate::model::kernels::{matvec_f32, Simd};
 use crate::model::Backend;
 use anyhow::Result;
 
@@ -36,6 +37,24 @@ fn in_vocab(word: &str, vocab: Option<&Vocab>) -> InVocab {
         Some(Some(id)) => InVocab::Id(id),
         Some(None) => InVocab::Oov,
     }
+}
+
+/// Dot product in eight lanes (vectorised by the compiler).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 /// FNV-1a, for token and line identity.
@@ -86,6 +105,12 @@ pub struct SyncCost {
 /// The cached context of one buffer.
 pub struct BufferContext {
     hashes: Vec<u64>,
+    /// The model's token id of each cached token (UNK without a model).
+    ids: Vec<u32>,
+    /// 1 / |state| of the first cached states (filled by `pointer`).
+    inv_norms: Vec<f32>,
+    /// `pointer`'s scratch: similarity per cached state.
+    scores: Vec<f32>,
     /// Per cached token: how to take back its word from `words` if the text
     /// is deleted (None: not a word, or learnt before the cache was re-read),
     /// and its (previous words → word) pairs from `bigrams`.
@@ -118,6 +143,9 @@ impl BufferContext {
     pub fn new() -> BufferContext {
         BufferContext {
             hashes: Vec::new(),
+            ids: Vec::new(),
+            inv_norms: Vec::new(),
+            scores: Vec::new(),
             undo: Vec::new(),
             seen_lines: FastSet::default(),
             ahead: None,
@@ -148,6 +176,58 @@ impl BufferContext {
         } else {
             &self.states[(n - 1) * hidden..n * hidden]
         }
+    }
+
+    /// The neural cache (a pointer over this context): the tokens that
+    /// followed earlier states like the current one, each with the share of
+    /// `softmax(theta * cos(state, earlier state))` over the cached states.
+    /// Document-specific words and phrases the model alone would not expect
+    /// again get their probability from here.
+    pub fn pointer(&mut self, simd: Simd, hidden: usize, theta: f32, out: &mut Vec<(u32, f32)>) {
+        out.clear();
+        let n = self.hashes.len();
+        if hidden == 0 || n < 2 || self.states.len() < n * hidden {
+            return;
+        }
+        // Each state's inverse norm, computed once.
+        self.inv_norms.truncate(n);
+        for i in self.inv_norms.len()..n {
+            let s = &self.states[i * hidden..(i + 1) * hidden];
+            self.inv_norms.push(1.0 / dot(s, s).sqrt().max(1e-6));
+        }
+        let h = &self.states[(n - 1) * hidden..n * hidden];
+        let scale = theta * self.inv_norms[n - 1];
+        // One matrix-vector product: the cached states are rows of a matrix.
+        self.scores.resize(n - 1, 0.0);
+        matvec_f32(simd, &self.states[..(n - 1) * hidden], h, &mut self.scores);
+        for (s, inv) in self.scores.iter_mut().zip(&self.inv_norms) {
+            *s *= scale * inv;
+        }
+        let max = self
+            .scores
+            .iter()
+            .copied()
+            .fold(f32::NEG_INFINITY, f32::max);
+        let mut total = 0.0;
+        for s in self.scores.iter_mut() {
+            *s = (*s - max).exp();
+            total += *s;
+        }
+        out.extend(
+            self.scores
+                .iter()
+                .zip(&self.ids[1..])
+                .map(|(s, &id)| (id, s / total)),
+        );
+        // One entry per token: sorted by id, equal ids summed.
+        out.sort_unstable_by_key(|x| x.0);
+        out.dedup_by(|next, kept| {
+            let same = next.0 == kept.0;
+            if same {
+                kept.1 += next.1;
+            }
+            same
+        });
     }
 
     /// Brings the cache in line with `context` (the text before the prefix),
@@ -224,6 +304,8 @@ impl BufferContext {
             };
             self.undo.push(undo);
             self.hashes.push(new[i]);
+            self.ids
+                .push(model.as_ref().map_or(super::vocab::UNK, |(_, v)| v.id(t)));
             if let Some((backend, vocab)) = model.as_mut() {
                 let n = self.hashes.len();
                 let (prev, next) = if n == 1 {
@@ -263,6 +345,8 @@ impl BufferContext {
         if self.hashes.len() > KEEP {
             let drop = self.hashes.len() - KEEP + KEEP / 4;
             self.hashes.drain(..drop);
+            self.ids.drain(..drop);
+            self.inv_norms.drain(..drop.min(self.inv_norms.len()));
             self.undo.drain(..drop);
             if hidden > 0 {
                 self.states.drain(..drop * hidden);
@@ -287,6 +371,8 @@ impl BufferContext {
             }
         }
         self.hashes.truncate(n);
+        self.ids.truncate(n);
+        self.inv_norms.truncate(n);
         self.states.truncate(n * hidden);
     }
 
@@ -294,6 +380,8 @@ impl BufferContext {
     fn forget_tokens(&mut self) {
         self.undo.clear();
         self.hashes.clear();
+        self.ids.clear();
+        self.inv_norms.clear();
         self.states.clear();
     }
 

@@ -4,6 +4,9 @@
 use super::vocab::Vocab;
 use crate::model::kernels::{softmax, Simd};
 
+/// Words kept in `Dist::top_words`.
+const TOP_WORDS: usize = 16;
+
 pub(crate) struct Dist {
     /// The context version it was computed for.
     pub version: u64,
@@ -31,12 +34,47 @@ impl Dist {
     pub fn finish(&mut self, simd: Simd, vocab: &Vocab, by_text: bool) {
         softmax(simd, &mut self.probs);
         self.top_words.clear();
-        top_words(&self.probs, vocab, 16, &mut self.top_words);
+        top_words(&self.probs, vocab, TOP_WORDS, &mut self.top_words);
         self.by_text.clear();
         if by_text {
             let probs = &self.probs;
             self.by_text
                 .extend(vocab.sorted_ids().iter().map(|&id| probs[id as usize]));
+        }
+    }
+}
+
+impl Dist {
+    /// Mixes a sparse distribution `other` into the probabilities with
+    /// weight `lambda`, keeping `top_words` and `by_text` in step without
+    /// rescanning them: scaling keeps their order, so only `other`'s tokens
+    /// can move.
+    pub fn mix(&mut self, other: &[(u32, f32)], lambda: f32, vocab: &Vocab) {
+        if other.is_empty() || lambda <= 0.0 {
+            return;
+        }
+        let keep = 1.0 - lambda;
+        self.probs.iter_mut().for_each(|p| *p *= keep);
+        self.by_text.iter_mut().for_each(|p| *p *= keep);
+        for &(id, q) in other {
+            let p = &mut self.probs[id as usize];
+            *p += lambda * q;
+            let p = *p;
+            let Some(pos) = vocab.sorted_position(id) else {
+                continue;
+            };
+            if let Some(b) = self.by_text.get_mut(pos) {
+                *b = p;
+            }
+            // `top_words` holds unscaled values until the end (p / keep);
+            // removing and re-inserting keeps it sorted for `push_top`.
+            if let Some(at) = self.top_words.iter().position(|t| t.0 == id) {
+                self.top_words.remove(at);
+            }
+            push_top(&mut self.top_words, (id, p / keep), TOP_WORDS);
+        }
+        for t in self.top_words.iter_mut() {
+            t.1 *= keep;
         }
     }
 }
@@ -56,5 +94,54 @@ fn top_words(probs: &[f32], vocab: &Vocab, n: usize, out: &mut Vec<(u32, f32)>) 
         if (out.len() < n || out.last().is_some_and(|l| l.1 < p)) && vocab.is_word(id as u32) {
             push_top(out, (id as u32, p), n);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vocabulary of 40 tokens (ids 3.. are words, 10 and 20 punctuation).
+    fn vocab() -> Vocab {
+        let mut lines = vec!["<unk>".to_string(), "<s>".into(), "<nl>".into()];
+        for i in 3..40 {
+            lines.push(if i % 10 == 0 {
+                format!("{}", ['.', ',', ';', ':'][i / 10])
+            } else {
+                format!("w{}", (i * 7919) % 1000)
+            });
+        }
+        Vocab::from_lines(lines.iter().map(String::as_str)).unwrap()
+    }
+
+    fn dist(v: &Vocab) -> Dist {
+        let mut d = Dist::empty();
+        d.probs = (0..v.len()).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
+        d.finish(Simd::detect(), v, true);
+        d
+    }
+
+    #[test]
+    fn mixing_keeps_top_words_and_by_text_as_a_full_rescan_would() {
+        let v = vocab();
+        let mut d = dist(&v);
+        // A low word pushed to the top, one already on top, punctuation, <unk>.
+        let other = [(5u32, 0.6f32), (d.top_words[0].0, 0.2), (20, 0.1), (0, 0.1)];
+        d.mix(&other, 0.3, &v);
+        let sum: f32 = d.probs.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4, "still a distribution: {sum}");
+        let mut want = Vec::new();
+        top_words(&d.probs, &v, TOP_WORDS, &mut want);
+        assert_eq!(d.top_words.len(), want.len());
+        for (got, want) in d.top_words.iter().zip(&want) {
+            assert!((got.1 - want.1).abs() < 1e-6, "{got:?} vs {want:?}");
+        }
+        assert_eq!(d.top_words[0].0, 5, "the pointer's word leads");
+        let by_text: Vec<f32> = v
+            .sorted_ids()
+            .iter()
+            .map(|&id| d.probs[id as usize])
+            .collect();
+        assert_eq!(d.by_text, by_text);
     }
 }

@@ -17,6 +17,8 @@ pub struct Vocab {
     newline: u32,
     /// Word-token ids sorted by (lowercase text, text).
     sorted: Vec<u32>,
+    /// `sorted_pos[id]` = the position of word token `id` in `sorted` (u32::MAX: not a word).
+    sorted_pos: Vec<u32>,
     /// The texts of `sorted`, one after another (the i-th ends at
     /// `sorted_end[i]`), and the same lowercase: a prefix's words are one run
     /// of memory, not thousands of separate allocations.
@@ -102,6 +104,10 @@ impl Vocab {
             end += tokens[id as usize].len();
             sorted_end.push(end as u32);
         }
+        let mut sorted_pos = vec![u32::MAX; tokens.len()];
+        for (i, &id) in sorted.iter().enumerate() {
+            sorted_pos[id as usize] = i as u32;
+        }
         let mut first = vec![0u32; 257];
         for k in &keyed {
             first[k.0.as_bytes()[0] as usize + 1] += 1;
@@ -114,6 +120,7 @@ impl Vocab {
             ids,
             newline,
             sorted,
+            sorted_pos,
             sorted_text,
             sorted_lower,
             sorted_end,
@@ -208,6 +215,14 @@ impl Vocab {
     /// Word-token ids in (lowercase, text) order.
     pub fn sorted_ids(&self) -> &[u32] {
         &self.sorted
+    }
+
+    /// Where word token `id` is in `sorted_ids` (None: not a word token).
+    pub fn sorted_position(&self, id: u32) -> Option<usize> {
+        match self.sorted_pos.get(id as usize) {
+            Some(&p) if p != u32::MAX => Some(p as usize),
+            _ => None,
+        }
     }
 }
 
