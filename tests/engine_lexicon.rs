@@ -121,6 +121,20 @@ fn a_malformed_word_list_is_reported_and_predictions_go_on() {
         .candidates
         .is_empty());
 
+    // The CLI says so too (on stderr, with what it measured).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_laya"))
+        .args(["predict", "--model"])
+        .arg(dir.path.join("m.safetensors"))
+        .arg("Raise the open file limit with ul")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success());
+    assert!(
+        stderr.contains("word list not used: word list ") && stderr.contains("line 3"),
+        "{stderr}"
+    );
+
     // No file at all: no error, no list.
     std::fs::remove_file(dir.path.join("m.words.txt")).unwrap();
     let info = engine_at(dir.path.join("m.safetensors"), "").info();
