@@ -139,7 +139,7 @@ impl Opts {
 pub(crate) fn describe(engine: &Engine) {
     let i = engine.info();
     eprintln!(
-        "laya: backend {} ({}) dtype {} model {} vocab {} ({}) load {:.1} ms{}",
+        "laya: backend {} ({}) dtype {} model {} vocab {} ({}) words {} load {:.1} ms{}{}",
         i.backend,
         i.device,
         if i.dtype.is_empty() { "-" } else { &i.dtype },
@@ -150,10 +150,18 @@ pub(crate) fn describe(engine: &Engine) {
             .as_ref()
             .map_or("-".into(), |p| p.display().to_string()),
         i.vocab_size,
+        i.words_path.as_ref().map_or("-".into(), |p| format!(
+            "{} ({})",
+            p.display(),
+            i.words_count
+        )),
         i.load_ms,
         i.model_error
             .as_ref()
-            .map_or(String::new(), |e| format!("; model not used: {e}"))
+            .map_or(String::new(), |e| format!("; model not used: {e}")),
+        i.words_error
+            .as_ref()
+            .map_or(String::new(), |e| format!("; word list not used: {e}"))
     );
 }
 

@@ -94,7 +94,54 @@ async fn checkhealth_reports_binary_version_host_and_latency() {
     );
     assert!(text.contains("host running: pid"), "{text}");
     assert!(text.contains("backend"), "{text}");
+    assert!(
+        text.contains("laya-default.words.txt (100000 words beyond the vocabulary)"),
+        "{text}"
+    );
     assert!(!text.contains("ERROR"), "{text}");
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
+    let s = Session::start("words-error").await;
+    // The default model's files beside a word list that is not FORMAT.md's.
+    let models = std::path::Path::new(common::ROOT).join("models");
+    for ext in ["safetensors", "vocab.txt"] {
+        std::os::unix::fs::symlink(
+            models.join(format!("laya-default.{ext}")),
+            s.dir.join(format!("m.{ext}")),
+        )
+        .unwrap();
+    }
+    std::fs::write(s.dir.join("m.words.txt"), "<unk>\t10\nbad line\n").unwrap();
+    let model = s.dir.join("m.safetensors");
+    s.lua(&format!(
+        "require('laya').setup({{ host = {{ model = '{}' }} }})",
+        model.display()
+    ))
+    .await;
+    s.insert_after(&["zephyrine zephyrine"]).await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    s.input("<Esc>").await;
+    let status = output(&s, "Laya status").await;
+    assert!(
+        status.contains("Word list error: word list ") && status.contains("m.words.txt: line 2"),
+        "{status}"
+    );
+    s.command("checkhealth laya").await;
+    let text = s
+        .wait_for("the health report", || async {
+            let t = s
+                .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+                .await;
+            let t = t.as_str().unwrap().to_string();
+            t.contains("recent latency").then_some(t)
+        })
+        .await;
+    assert!(text.contains("word list not loaded: word list "), "{text}");
+    assert!(!text.contains("model not loaded"), "{text}");
     s.quit().await;
 }
 

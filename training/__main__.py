@@ -36,7 +36,7 @@ def _count(text):
 def cmd_vocab(a):
     from .corpus.build import read_docs
     from .data import copies
-    from .vocab import Vocab, choose, coverage, write
+    from .vocab import Vocab, choose, coverage, oov_words, words_path, write, write_words
     os.makedirs(OUT, exist_ok=True)
     counts = Counter()
     with Pool(a.workers) as pool:
@@ -47,7 +47,11 @@ def cmd_vocab(a):
     path = os.path.join(OUT, f"{STEM}.vocab.txt")
     write(choose(counts, a.size), path)
     vocab = Vocab(path)
-    stats = {"size": len(vocab), "train_types": len(counts), "train_tokens": sum(counts.values())}
+    oov_total, listed = oov_words(counts, vocab.tokens)
+    write_words(oov_total, listed, words_path(path))
+    stats = {"size": len(vocab), "train_types": len(counts), "train_tokens": sum(counts.values()),
+             "oov_word_tokens": oov_total, "words_listed": len(listed),
+             "words_listed_tokens": sum(n for _, n in listed)}
     for kind in ("prose", "code"):
         stats[f"test_{kind}"] = coverage(vocab, (r["text"] for r in read_docs("test", kind)))
     with open(os.path.join(OUT, "vocab-stats.json"), "w") as f:
@@ -55,6 +59,8 @@ def cmd_vocab(a):
     log(f"vocabulary {path}: {len(vocab)} tokens of {len(counts):,d} types; " + "; ".join(
         f"test {k}: {stats[f'test_{k}']['coverage']:.1%} of tokens, {stats[f'test_{k}']['word_coverage']:.1%} of words"
         for k in ("prose", "code")))
+    log(f"word list {words_path(path)}: {len(listed):,d} out-of-vocabulary words, "
+        f"{stats['words_listed_tokens'] / max(oov_total, 1):.1%} of the {oov_total:,d} out-of-vocabulary word tokens")
 
 
 def cmd_encode(a):
@@ -101,6 +107,7 @@ def cmd_export(a):
     from .export import export, from_tensors
     from .model import LayaLM
     from .train import Config
+    from .vocab import words_path
     vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
     if a.from_shards:  # f32 weights that came back from the GPU machine (see shards.py)
         from . import shards
@@ -111,16 +118,34 @@ def cmd_export(a):
         vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
         model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim)
         model.load_weights(os.path.join(OUT, "ckpt", "model.safetensors"))
+    # FORMAT.md pairs every <stem>.safetensors with <stem>.vocab.txt and, when
+    # there is one, <stem>.words.txt: each variant gets copies of both.
+    words = words_path(vocab)
+    if not os.path.exists(words):
+        log(f"no word list {words} (run `python -m training vocab`): the models get none")
     for dtype, name in (("int8", STEM), ("bf16", f"{STEM}-bf16"), ("f32", f"{STEM}-f32")):
         path = export(model, vocab, os.path.join(OUT, f"{name}.safetensors"), dtype)
         if name != STEM:
             shutil.copyfile(vocab, os.path.join(OUT, f"{name}.vocab.txt"))
+            if os.path.exists(words):
+                shutil.copyfile(words, os.path.join(OUT, f"{name}.words.txt"))
         log(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
     if a.install:
-        for name in (STEM, f"{STEM}-bf16"):
-            for ext in (".safetensors", ".vocab.txt"):
-                shutil.copyfile(os.path.join(OUT, name + ext), os.path.join(MODELS, name + ext))
+        install(OUT, MODELS, [STEM, f"{STEM}-bf16"])
         log(f"installed {STEM} (int8) and {STEM}-bf16 into {MODELS}")
+
+
+def install(src_dir, dst_dir, names):
+    """Copies each name's model file, vocabulary and word list (when there is
+    one) from src_dir into dst_dir; a word list left in dst_dir from before
+    is removed when the new model has none (it belongs to another vocabulary)."""
+    for name in names:
+        for ext in (".safetensors", ".vocab.txt", ".words.txt"):
+            src, dst = os.path.join(src_dir, name + ext), os.path.join(dst_dir, name + ext)
+            if ext != ".words.txt" or os.path.exists(src):
+                shutil.copyfile(src, dst)
+            elif os.path.exists(dst):
+                os.remove(dst)
 
 
 def cmd_eval(a):

@@ -37,6 +37,9 @@ function M.status_lines()
     if e.model_error and e.model_error ~= vim.NIL then
       lines[#lines + 1] = 'Model error: ' .. tostring(e.model_error)
     end
+    if e.words_error and e.words_error ~= vim.NIL then
+      lines[#lines + 1] = 'Word list error: ' .. tostring(e.words_error)
+    end
   else
     lines[#lines + 1] = 'Engine: loading (backend ' .. tostring(e.backend) .. ')'
   end

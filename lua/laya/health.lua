@@ -59,6 +59,13 @@ function M.check()
     if e.model_error and e.model_error ~= vim.NIL then
       h.warn('model not loaded: ' .. tostring(e.model_error))
     end
+    if e.words_error and e.words_error ~= vim.NIL then
+      h.warn('word list not loaded: ' .. tostring(e.words_error), {
+        'Predictions work without it; restore the file from the plugin (models/) or delete it',
+      })
+    elseif e.words and e.words ~= vim.NIL then
+      h.ok(string.format('word list %s (%d words beyond the vocabulary)', e.words, e.words_count or 0))
+    end
   else
     h.info('engine still loading')
   end

@@ -121,6 +121,7 @@ fn child(o: &Opts, text: &str) -> i32 {
     let line = json!({
         "backend": info.backend, "dtype": info.dtype, "device": info.device,
         "model": info.model_path.map(|p| p.display().to_string()), "model_error": info.model_error,
+        "words": info.words_path.map(|p| p.display().to_string()), "words_error": info.words_error,
         "load_ms": info.load_ms, "new_ms": new_ms,
         "inside": stats(inside), "boundary": stats(boundary), "far": stats(far),
         "inside_cpu": stats(inside_cpu), "boundary_cpu": stats(boundary_cpu), "far_cpu": stats(far_cpu),
@@ -269,6 +270,9 @@ pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
             if c != "none" {
                 eprintln!("laya bench: {c}: model not used: {e}");
             }
+        }
+        if let Some(e) = r["words_error"].as_str() {
+            eprintln!("laya bench: {c}: word list not used: {e}");
         }
         let spk = &r["steps_per_keystroke"];
         println!(

@@ -71,6 +71,8 @@ pub(crate) fn run(o: &Opts) -> i32 {
                     "device": i.device,
                     "model": i.model_path.map(|p| p.display().to_string()),
                     "model_error": i.model_error,
+                    "words": i.words_path.map(|p| p.display().to_string()),
+                    "words_error": i.words_error,
                 });
                 writeln!(out, "{hello}")
             }

@@ -1,6 +1,7 @@
 //! The engine: per-buffer context caches, the model's distribution at the
-//! cursor, and the merge of model, buffer-word and word-list candidates into
-//! one ranking, the ghost text and its confidence gate.
+//! cursor, and the merge of model, buffer-word and word-list candidates (the
+//! vocabulary's and the list beyond it) into one ranking, the ghost text and
+//! its confidence gate.
 
 use super::bigrams::{keys_before, BigramCache};
 use super::case::{adapted_rest, case_agreement};
@@ -9,6 +10,7 @@ use super::corrections;
 use super::dist::{push_top, Dist};
 use super::hash::{FastMap, FastSet};
 use super::helper::{Helper, Job};
+use super::lexicon::{self, Lexicon};
 use super::tokenizer::split_prefix;
 use super::vocab::{Vocab, UNK};
 use super::words::WordCache;
@@ -46,6 +48,13 @@ pub struct Tuning {
     pub pointer: f32,
     /// Sharpness of the neural cache's similarity softmax.
     pub pointer_theta: f32,
+    /// Part of the model's `<unk>` probability given to the word list beyond
+    /// the vocabulary (`<stem>.words.txt`): a listed word gets
+    /// lexicon_share * p(<unk>) * count / total. 0 turns the list off.
+    pub lexicon_share: f32,
+    /// Typed characters of a word before listed words are proposed (fewer
+    /// match too many words to guess right).
+    pub lexicon_chars: f32,
 }
 
 impl Default for Tuning {
@@ -67,6 +76,11 @@ impl Default for Tuning {
             // +0.5 / +0.4 over none; flat across 0.1-0.2 and theta 10-20.
             pointer: 0.1,
             pointer_theta: 10.0,
+            // Word list beyond the vocabulary: dev KSR@1 +0.6 prose, +0.7
+            // code over none; flat (within 0.03 point) across shares
+            // 0.25-4 and 2 or 3 typed characters.
+            lexicon_share: 0.5,
+            lexicon_chars: 2.0,
         }
     }
 }
@@ -90,6 +104,8 @@ impl Tuning {
                 "lambda_trigram" => self.lambda_trigram = v,
                 "pointer" => self.pointer = v,
                 "pointer_theta" => self.pointer_theta = v,
+                "lexicon_share" => self.lexicon_share = v,
+                "lexicon_chars" => self.lexicon_chars = v,
                 _ => return Err(format!("unknown tuning key {k:?}")),
             }
         }
@@ -106,6 +122,9 @@ const CONTINUE_THRESHOLD: f32 = 0.5;
 const FREQUENT_ROWS: usize = 2048;
 /// Buffers whose context is kept (least recently used beyond it are dropped).
 const MAX_BUFFERS: usize = 16;
+/// Listed words (beyond the vocabulary) of a prefix that join the ranking:
+/// the most frequent few.
+const LISTED_WORDS: usize = 4;
 
 /// How to build an engine. `Default` = the default model, backend "auto".
 #[derive(Debug, Clone)]
@@ -168,6 +187,13 @@ pub struct EngineInfo {
     pub load_ms: f64,
     /// Why the neural model is not in use, when it is not.
     pub model_error: Option<String>,
+    /// The word list beyond the vocabulary (`<stem>.words.txt`), when loaded.
+    pub words_path: Option<PathBuf>,
+    /// Words in it (0 without one).
+    pub words_count: usize,
+    /// Why a word list beside the model could not be used (the engine works
+    /// on without it).
+    pub words_error: Option<String>,
 }
 
 /// Ghost continuation computed for (context version, accepted word).
@@ -193,6 +219,8 @@ struct BufferEntry {
 pub struct Engine {
     opts: EngineOptions,
     vocab: Option<Arc<Vocab>>,
+    /// Words beyond the vocabulary (see `Tuning::lexicon_share`).
+    lexicon: Option<Lexicon>,
     backend: Option<Box<dyn Backend>>,
     buffers: FastMap<u64, BufferEntry>,
     /// Words the user accepted or typed anywhere (history across buffers).
@@ -218,6 +246,20 @@ struct Scored<'a> {
     p_model: f32,
     p_cache: f32,
     from_vocab: bool,
+    /// From the word list beyond the vocabulary (and nowhere else).
+    listed: bool,
+}
+
+/// `rank`'s answer.
+struct Ranked {
+    /// The best k, best first.
+    candidates: Vec<Candidate>,
+    /// `listed[i]`: candidates[i] comes from the word list beyond the
+    /// vocabulary alone.
+    listed: Vec<bool>,
+    /// Total (interpolated) probability of everything the prefix allows,
+    /// the word list beyond the vocabulary left out.
+    mass_known: f32,
 }
 
 impl Engine {
@@ -230,8 +272,18 @@ impl Engine {
             ..EngineInfo::default()
         };
         let weights = opts.model_path.clone().or_else(model::default_model_path);
+        // The word list beyond the vocabulary (absent = none), read on a
+        // thread of its own while the model loads: sorting 100k words is
+        // the longer of the two. Its words get a share of the model's
+        // `<unk>`, so without the model it would add nothing.
+        let listed = weights
+            .as_deref()
+            .map(lexicon::path_for)
+            .filter(|p| opts.neural && p.exists())
+            .map(|p| std::thread::spawn(move || (Lexicon::load(&p), p)));
         let mut vocab = None;
         let mut backend = None;
+        let mut lexicon = None;
         match &weights {
             None => {
                 info.model_error =
@@ -262,6 +314,19 @@ impl Engine {
                         vocab = Some(v);
                     }
                 }
+                // Unreadable = reported, and the engine goes on without it.
+                match listed.map(|t| t.join()) {
+                    Some(Ok((Ok(l), p))) if vocab.is_some() => {
+                        info.words_path = Some(p);
+                        info.words_count = l.len();
+                        lexicon = Some(l);
+                    }
+                    Some(Ok((Err(e), _))) => info.words_error = Some(format!("{e:#}")),
+                    Some(Err(_)) => {
+                        info.words_error = Some("reading the word list panicked".into())
+                    }
+                    _ => {}
+                }
             }
         }
         let simd = crate::model::kernels::Simd::detect();
@@ -277,6 +342,7 @@ impl Engine {
         let mut engine = Engine {
             opts,
             vocab,
+            lexicon,
             backend,
             buffers: FastMap::default(),
             user_words: WordCache::new(),
@@ -538,9 +604,15 @@ impl Engine {
     }
 
     fn decide(&mut self, entry: &mut BufferEntry, prefix: &str, k: usize) -> Prediction {
-        let (mut candidates, mass) = self.rank(entry, prefix, k);
+        let Ranked {
+            mut candidates,
+            listed,
+            mass_known,
+        } = self.rank(entry, prefix, k);
         // "Fits nothing well": no known word starts with the prefix (or almost
-        // no probability does) and the prefix is not itself a known word.
+        // no probability does) and the prefix is not itself a known word. The
+        // word list beyond the vocabulary is left out: it holds misspellings
+        // seen twice in the corpus too, and one must still get corrections.
         let known = |w: &str| {
             self.vocab.as_ref().is_some_and(|v| v.word_id(w).is_some())
                 || entry.ctx.words.prob(w) > 0.0
@@ -549,7 +621,7 @@ impl Engine {
         if self.opts.corrections
             && looks_like_a_word(prefix)
             && prefix.len() >= 3
-            && (candidates.is_empty() || mass < 1e-6)
+            && (listed.iter().all(|&l| l) || mass_known < 1e-6)
             && !known(prefix)
             && !known(&prefix.to_ascii_lowercase())
         {
@@ -560,6 +632,10 @@ impl Engine {
                 let fixes_list = fixes.candidates(k);
                 entry.fixes = Some(fixes);
                 let fixes = fixes_list;
+                // Listed words filling the menu leave its last slot to a correction.
+                if !fixes.is_empty() && candidates.len() >= k && listed.last() == Some(&true) {
+                    candidates.truncate(k - 1);
+                }
                 for c in fixes {
                     if candidates.len() < k && !candidates.iter().any(|x| x.word == c.word) {
                         candidates.push(c);
@@ -588,9 +664,9 @@ impl Engine {
         }
     }
 
-    /// Ranks words completing `prefix`; returns the best `k` and the total
+    /// Ranks words completing `prefix`: the best `k` and the total
     /// (interpolated) probability of everything the prefix allows.
-    fn rank(&self, entry: &BufferEntry, prefix: &str, k: usize) -> (Vec<Candidate>, f32) {
+    fn rank(&self, entry: &BufferEntry, prefix: &str, k: usize) -> Ranked {
         let lower = prefix.to_ascii_lowercase();
         let pool_size = k + 8;
         let dist = entry
@@ -724,6 +800,7 @@ impl Engine {
                     p_model,
                     p_cache: pc,
                     from_vocab,
+                    listed: false,
                 });
             }
         }
@@ -745,6 +822,33 @@ impl Engine {
                         p_model: p_vocab(id),
                         p_cache: pc,
                         from_vocab: true,
+                        listed: false,
+                    });
+                }
+            }
+        }
+        // The word list beyond the vocabulary, once a few characters are
+        // typed: the most frequent listed words of the prefix, each with its
+        // share of the model's `<unk>` (words of the buffer or the user's
+        // history are the cache model's, scored above).
+        let t = &self.opts.tuning;
+        let mut mass_listed = 0.0f32;
+        if let Some(lex) = self.lexicon.as_ref().filter(|_| {
+            t.lexicon_share > 0.0 && p_unk > 0.0 && prefix.len() as f32 >= t.lexicon_chars
+        }) {
+            let mut best = Vec::with_capacity(LISTED_WORDS);
+            let scale = t.lexicon_share * p_unk;
+            mass_listed = scale * lex.best_with_prefix(&lower, LISTED_WORDS, &mut best);
+            for i in best {
+                let word = lex.word(i);
+                let in_vocab = vocab.is_some_and(|v| v.word_id(word).is_some());
+                if word.len() > prefix.len() && !in_vocab && seen.insert(word) {
+                    scored.push(Scored {
+                        word,
+                        p_model: scale * lex.share(i),
+                        p_cache: 0.0,
+                        from_vocab: false,
+                        listed: true,
                     });
                 }
             }
@@ -752,7 +856,6 @@ impl Engine {
         // Bigram cache: the words that followed the previous word (and the two
         // previous words) before, in this buffer and in accepted text, each
         // weighted by how much history that context has.
-        let t = &self.opts.tuning;
         let mut followers: Vec<(&str, [f32; 2])> = Vec::new();
         let mut bigram_weight = [0.0f32; 2];
         let mut mass_bigram = [0.0f32; 2];
@@ -808,6 +911,7 @@ impl Engine {
                     p_model,
                     p_cache: pc,
                     from_vocab,
+                    listed: false,
                 });
             }
         }
@@ -824,10 +928,11 @@ impl Engine {
         let rest = (1.0 - bigram_weight[0] - bigram_weight[1]).max(0.0);
         let model_weight = model_weight * rest;
         let cache_weight = cache_weight * rest;
-        let mass = model_weight * mass_vocab
+        let mass_known = model_weight * mass_vocab
             + cache_weight * mass_cache
             + bigram_weight[0] * mass_bigram[0]
             + bigram_weight[1] * mass_bigram[1];
+        let mass = mass_known + model_weight * mass_listed;
         let p_bigram = |word: &str| {
             followers.iter().find(|f| f.0 == word).map_or(0.0, |f| {
                 bigram_weight[0] * f.1[0] + bigram_weight[1] * f.1[1]
@@ -840,6 +945,7 @@ impl Engine {
             rest: Cow<'a, str>,
             source: Source,
             score: f32,
+            listed: bool,
         }
         let mut merged: Vec<Merged> = Vec::with_capacity(scored.len());
         for s in &scored {
@@ -848,7 +954,9 @@ impl Engine {
             let from_cache = (cache_weight * s.p_cache + p_bigram(s.word)) * agree;
             let score = from_model + from_cache;
             let rest = adapted_rest(prefix, s.word);
-            let source = if from_cache > from_model || !s.from_vocab {
+            let source = if s.listed {
+                Source::Words
+            } else if from_cache > from_model || !s.from_vocab {
                 Source::Buffer
             } else if dist.is_some() {
                 Source::Model
@@ -856,11 +964,15 @@ impl Engine {
                 Source::Words
             };
             match merged.iter_mut().find(|c| c.rest == rest) {
-                Some(c) => c.score += score,
+                Some(c) => {
+                    c.score += score;
+                    c.listed &= s.listed;
+                }
                 None => merged.push(Merged {
                     rest,
                     source,
                     score,
+                    listed: s.listed,
                 }),
             }
         }
@@ -884,6 +996,7 @@ impl Engine {
         let mut ranked: Vec<(f32, Merged)> = merged.into_iter().map(|c| (worth(&c), c)).collect();
         ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then_with(|| a.rest.cmp(&b.rest)));
         ranked.truncate(k);
+        let listed = ranked.iter().map(|(_, c)| c.listed).collect();
         let candidates = ranked
             .into_iter()
             .map(|(_, c)| Candidate {
@@ -894,7 +1007,11 @@ impl Engine {
                 score: c.score,
             })
             .collect();
-        (candidates, mass)
+        Ranked {
+            candidates,
+            listed,
+            mass_known,
+        }
     }
 
     /// Words the model expects after `word` completes, while it is confident

@@ -5,12 +5,13 @@
 //!
 //! API contract (shared by rpc/ and cli): `Engine::new(EngineOptions)` never
 //! fails (a model error falls back to the non-neural sources and is reported in
-//! `EngineInfo::model_error`); `predict(&Request) -> Prediction`;
+//! `EngineInfo::model_error`; a bad word list, in `words_error`); `predict(&Request) -> Prediction`;
 //! `accepted(buffer, text)`; `info() -> EngineInfo`.
 //!
 //! Path of a keystroke: `tokenizer` (context + prefix) → `context` (per-buffer
 //! tokens and model states) → `decision` (model distribution, `words` cache
-//! model, word list, `corrections`, `case` adaptation → ranking and ghost).
+//! model, word list, `lexicon` (words beyond the vocabulary), `corrections`,
+//! `case` adaptation → ranking and ghost).
 
 pub mod bigrams;
 pub mod case;
@@ -20,6 +21,7 @@ mod decision;
 mod dist;
 pub mod hash;
 mod helper;
+pub mod lexicon;
 pub mod tokenizer;
 pub mod vocab;
 pub mod words;
@@ -33,7 +35,8 @@ pub enum Source {
     Model,
     /// Words of the open buffer / recently typed words (the cache model).
     Buffer,
-    /// The built-in frequency word list.
+    /// A built-in word list: the vocabulary's (without a model) or the
+    /// list beyond the vocabulary (`<stem>.words.txt`).
     Words,
     /// A spelling correction of the typed prefix.
     Correction,

@@ -51,6 +51,9 @@ impl Decider {
         if let Some(e) = &engine_info.model_error {
             warn!("model not loaded, using word sources only: {e}");
         }
+        if let Some(e) = &engine_info.words_error {
+            warn!("word list not loaded, predicting without it: {e}");
+        }
         *self.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(engine_info);
 
         while let Some(work) = self.inbox.take() {

@@ -193,5 +193,20 @@ fn engine_info_value(i: &EngineInfo) -> Value {
                 .map(Value::from)
                 .unwrap_or(Value::Nil),
         ),
+        (
+            "words",
+            i.words_path
+                .as_ref()
+                .map(|p| Value::from(p.display().to_string()))
+                .unwrap_or(Value::Nil),
+        ),
+        ("words_count", Value::from(i.words_count as u64)),
+        (
+            "words_error",
+            i.words_error
+                .as_deref()
+                .map(Value::from)
+                .unwrap_or(Value::Nil),
+        ),
     ])
 }
