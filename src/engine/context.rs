@@ -183,7 +183,13 @@ impl BufferContext {
     /// `softmax(theta * cos(state, earlier state))` over the cached states.
     /// Document-specific words and phrases the model alone would not expect
     /// again get their probability from here.
-    pub fn pointer(&mut self, simd: Simd, hidden: usize, theta: f32, out: &mut Vec<(u32, f32)>) {
+    pub fn pointer(
+        &mut self,
+        simd: Simd,
+        hidden: usize,
+        (theta, memory): (f32, usize),
+        out: &mut Vec<(u32, f32)>,
+    ) {
         out.clear();
         let n = self.hashes.len();
         if hidden == 0 || n < 2 || self.states.len() < n * hidden {
@@ -197,10 +203,17 @@ impl BufferContext {
         }
         let h = &self.states[(n - 1) * hidden..n * hidden];
         let scale = theta * self.inv_norms[n - 1];
-        // One matrix-vector product: the cached states are rows of a matrix.
-        self.scores.resize(n - 1, 0.0);
-        matvec_f32(simd, &self.states[..(n - 1) * hidden], h, &mut self.scores);
-        for (s, inv) in self.scores.iter_mut().zip(&self.inv_norms) {
+        // The most recent `memory` states before the current one, as the
+        // rows of one matrix-vector product.
+        let first = (n - 1).saturating_sub(memory);
+        self.scores.resize(n - 1 - first, 0.0);
+        matvec_f32(
+            simd,
+            &self.states[first * hidden..(n - 1) * hidden],
+            h,
+            &mut self.scores,
+        );
+        for (s, inv) in self.scores.iter_mut().zip(&self.inv_norms[first..]) {
             *s *= scale * inv;
         }
         let max = self
@@ -216,7 +229,7 @@ impl BufferContext {
         out.extend(
             self.scores
                 .iter()
-                .zip(&self.ids[1..])
+                .zip(&self.ids[first + 1..])
                 .map(|(s, &id)| (id, s / total)),
         );
         // One entry per token: sorted by id, equal ids summed.

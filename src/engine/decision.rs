@@ -48,6 +48,9 @@ pub struct Tuning {
     pub pointer: f32,
     /// Sharpness of the neural cache's similarity softmax.
     pub pointer_theta: f32,
+    /// How many recent model states the neural cache compares (at most the
+    /// 255 the context keeps).
+    pub pointer_memory: f32,
     /// Part of the model's `<unk>` probability given to the word list beyond
     /// the vocabulary (`<stem>.words.txt`): a listed word gets
     /// lexicon_share * p(<unk>) * count / total. 0 turns the list off.
@@ -76,6 +79,7 @@ impl Default for Tuning {
             // +0.5 / +0.4 over none; flat across 0.1-0.2 and theta 10-20.
             pointer: 0.1,
             pointer_theta: 10.0,
+            pointer_memory: 128.0,
             // Word list beyond the vocabulary: dev KSR@1 +0.6 prose, +0.7
             // code over none; flat (within 0.03 point) across shares
             // 0.25-4 and 2 or 3 typed characters.
@@ -104,6 +108,7 @@ impl Tuning {
                 "lambda_trigram" => self.lambda_trigram = v,
                 "pointer" => self.pointer = v,
                 "pointer_theta" => self.pointer_theta = v,
+                "pointer_memory" => self.pointer_memory = v,
                 "lexicon_share" => self.lexicon_share = v,
                 "lexicon_chars" => self.lexicon_chars = v,
                 _ => return Err(format!("unknown tuning key {k:?}")),
@@ -594,7 +599,7 @@ impl Engine {
             entry.ctx.pointer(
                 self.simd,
                 hidden,
-                t.pointer_theta,
+                (t.pointer_theta, t.pointer_memory as usize),
                 &mut self.scratch_pointer,
             );
             dist.mix(&self.scratch_pointer, t.pointer, vocab);
