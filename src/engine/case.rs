@@ -5,14 +5,30 @@ use std::borrow::Cow;
 
 /// The rest of `word` after the typed `prefix` (same length in bytes,
 /// matched case-insensitively), adapted to the prefix's case: an all-capitals
-/// prefix (2+ letters) gives capitals; otherwise the word's own letters.
+/// prefix (2+ letters) gives capitals, an all-capitals word after a
+/// lowercase prefix (2+ letters) small letters (`enviro` + `ENVIRONMENT` →
+/// `environment`, not `enviroNMENT`); otherwise the word's own letters.
 pub fn adapted_rest<'a>(prefix: &str, word: &'a str) -> Cow<'a, str> {
     let rest = &word[prefix.len()..];
     if shouts(prefix) {
         Cow::Owned(rest.to_ascii_uppercase())
+    } else if shouts(word) && whispers(prefix) {
+        Cow::Owned(rest.to_ascii_lowercase())
     } else {
         Cow::Borrowed(rest)
     }
+}
+
+/// True when the typed prefix is small letters only (at least two letters).
+fn whispers(prefix: &str) -> bool {
+    let mut letters = 0;
+    for b in prefix.bytes() {
+        if b.is_ascii_uppercase() {
+            return false;
+        }
+        letters += b.is_ascii_lowercase() as usize;
+    }
+    letters >= 2
 }
 
 /// True when the typed prefix is capitals only (at least two letters), as in `HTTP`.
@@ -56,6 +72,9 @@ mod tests {
         assert_eq!(adapted_rest("th", "The"), "e");
         assert_eq!(adapted_rest("hash", "HashMap"), "Map");
         assert_eq!(adapted_rest("X", "xs"), "s");
+        assert_eq!(adapted_rest("enviro", "ENVIRONMENT"), "nment");
+        assert_eq!(adapted_rest("e", "EOF"), "OF");
+        assert_eq!(adapted_rest("ht", "HTTP_2"), "tp_2");
         assert!(shouts("HTTP_2"));
         assert!(!shouts("H2"));
     }
