@@ -60,3 +60,22 @@ fn a_repeated_context_brings_back_the_word_that_followed_it() {
         "with {with:?}, without {without:?}"
     );
 }
+
+/// The same with a word outside the vocabulary ("vault"): it gets the
+/// pointer's share itself, not `<unk>`.
+#[test]
+fn an_out_of_vocabulary_word_is_pointed_to_by_name() {
+    let text = TEXT.replace("mirror", "vault");
+    let caches_off = "lambda_bigram=0,lambda_trigram=0";
+    let with = candidates(&mut engine(&format!("{caches_off},pointer=0.3")), &text);
+    let without = candidates(&mut engine(&format!("{caches_off},pointer=0")), &text);
+    assert_eq!(
+        with.first().map(|c| c.0.as_str()),
+        Some("vault"),
+        "{with:?}"
+    );
+    assert!(
+        score(&with, "vault") > 2.0 * score(&without, "vault"),
+        "with {with:?}, without {without:?}"
+    );
+}

@@ -107,6 +107,8 @@ pub struct BufferContext {
     hashes: Vec<u64>,
     /// The model's token id of each cached token (UNK without a model).
     ids: Vec<u32>,
+    /// The text of each cached out-of-vocabulary word token (None: any other).
+    oov: Vec<Option<Box<str>>>,
     /// 1 / |state| of the first cached states (filled by `pointer`).
     inv_norms: Vec<f32>,
     /// `pointer`'s scratch: similarity per cached state.
@@ -144,6 +146,7 @@ impl BufferContext {
         BufferContext {
             hashes: Vec::new(),
             ids: Vec::new(),
+            oov: Vec::new(),
             inv_norms: Vec::new(),
             scores: Vec::new(),
             undo: Vec::new(),
@@ -189,8 +192,10 @@ impl BufferContext {
         hidden: usize,
         (theta, memory): (f32, usize),
         out: &mut Vec<(u32, f32)>,
+        out_oov: &mut Vec<(Box<str>, f32)>,
     ) {
         out.clear();
+        out_oov.clear();
         let n = self.hashes.len();
         if hidden == 0 || n < 2 || self.states.len() < n * hidden {
             return;
@@ -226,12 +231,22 @@ impl BufferContext {
             *s = (*s - max).exp();
             total += *s;
         }
-        out.extend(
-            self.scores
-                .iter()
-                .zip(&self.ids[first + 1..])
-                .map(|(s, &id)| (id, s / total)),
-        );
+        // An out-of-vocabulary word votes for itself, not for `<unk>`.
+        for ((s, &id), oov) in self
+            .scores
+            .iter()
+            .zip(&self.ids[first + 1..])
+            .zip(&self.oov[first + 1..])
+        {
+            let p = s / total;
+            match oov {
+                Some(word) => match out_oov.iter_mut().find(|x| x.0 == *word) {
+                    Some(x) => x.1 += p,
+                    None => out_oov.push((word.clone(), p)),
+                },
+                None => out.push((id, p)),
+            }
+        }
         // One entry per token: sorted by id, equal ids summed.
         out.sort_unstable_by_key(|x| x.0);
         out.dedup_by(|next, kept| {
@@ -317,8 +332,12 @@ impl BufferContext {
             };
             self.undo.push(undo);
             self.hashes.push(new[i]);
-            self.ids
-                .push(model.as_ref().map_or(super::vocab::UNK, |(_, v)| v.id(t)));
+            let id = model.as_ref().map_or(super::vocab::UNK, |(_, v)| v.id(t));
+            self.ids.push(id);
+            self.oov.push(
+                (model.is_some() && id == super::vocab::UNK && t.kind == TokenKind::Word)
+                    .then(|| t.text.into()),
+            );
             if let Some((backend, vocab)) = model.as_mut() {
                 let n = self.hashes.len();
                 let (prev, next) = if n == 1 {
@@ -359,6 +378,7 @@ impl BufferContext {
             let drop = self.hashes.len() - KEEP + KEEP / 4;
             self.hashes.drain(..drop);
             self.ids.drain(..drop);
+            self.oov.drain(..drop);
             self.inv_norms.drain(..drop.min(self.inv_norms.len()));
             self.undo.drain(..drop);
             if hidden > 0 {
@@ -385,6 +405,7 @@ impl BufferContext {
         }
         self.hashes.truncate(n);
         self.ids.truncate(n);
+        self.oov.truncate(n);
         self.inv_norms.truncate(n);
         self.states.truncate(n * hidden);
     }
@@ -394,6 +415,7 @@ impl BufferContext {
         self.undo.clear();
         self.hashes.clear();
         self.ids.clear();
+        self.oov.clear();
         self.inv_norms.clear();
         self.states.clear();
     }

@@ -595,14 +595,19 @@ impl Engine {
             return;
         }
         let t = &self.opts.tuning;
+        dist.pointer_oov.clear();
         if t.pointer > 0.0 {
             entry.ctx.pointer(
                 self.simd,
                 hidden,
                 (t.pointer_theta, t.pointer_memory as usize),
                 &mut self.scratch_pointer,
+                &mut dist.pointer_oov,
             );
             dist.mix(&self.scratch_pointer, t.pointer, vocab);
+            for w in dist.pointer_oov.iter_mut() {
+                w.1 *= t.pointer;
+            }
         }
         dist.version = entry.ctx.version;
         entry.dist = Some(dist);
@@ -751,10 +756,21 @@ impl Engine {
         let lambda = words_weight;
         let oov_share = self.opts.tuning.oov_share;
         let words = &entry.ctx.words;
+        let pointed = |word: &str| -> f32 {
+            dist.map_or(0.0, |d| {
+                d.pointer_oov
+                    .iter()
+                    .find(|x| &*x.0 == word)
+                    .map_or(0.0, |x| x.1)
+            })
+        };
         let model_part = |word: &str| -> (f32, bool) {
             match vocab.and_then(|v| v.word_id(word)) {
                 Some(id) => (p_vocab(id), true),
-                None => (oov_share * p_unk * words.prob_oov(word), false),
+                None => (
+                    oov_share * p_unk * words.prob_oov(word) + pointed(word),
+                    false,
+                ),
             }
         };
         let mut scored: Vec<Scored> = Vec::with_capacity(3 * pool_size);
@@ -904,6 +920,25 @@ impl Engine {
             }
             if mass_bigram[order] <= 0.0 {
                 bigram_weight[order] = 0.0;
+            }
+        }
+        // Out-of-vocabulary words the neural cache points to (for an empty
+        // prefix the buffer's pool above may not hold them).
+        for (word, _) in dist.map_or(&[][..], |d| &d.pointer_oov[..]) {
+            let word: &str = word;
+            if word.len() > prefix.len()
+                && word.as_bytes()[..prefix.len()].eq_ignore_ascii_case(lower.as_bytes())
+                && seen.insert(word)
+            {
+                let pc =
+                    buffer_weight * words.prob(word) + user_weight * self.user_words.prob(word);
+                scored.push(Scored {
+                    word,
+                    p_model: model_part(word).0,
+                    p_cache: pc,
+                    from_vocab: false,
+                    listed: false,
+                });
             }
         }
         for &(word, _) in &followers {

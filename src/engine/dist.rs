@@ -17,6 +17,9 @@ pub(crate) struct Dist {
     /// `probs` in the order of `Vocab::sorted_ids` (empty unless made off
     /// the keystroke's path), so a typed prefix's words are read in one run.
     pub by_text: Vec<f32>,
+    /// Out-of-vocabulary words with their share of the probability from the
+    /// neural cache (already weighted; not part of `probs`).
+    pub pointer_oov: Vec<(Box<str>, f32)>,
 }
 
 impl Dist {
@@ -26,6 +29,7 @@ impl Dist {
             probs: Vec::new(),
             top_words: Vec::new(),
             by_text: Vec::new(),
+            pointer_oov: Vec::new(),
         }
     }
 
