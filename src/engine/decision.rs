@@ -605,9 +605,6 @@ impl Engine {
                 &mut dist.pointer_oov,
             );
             dist.mix(&self.scratch_pointer, t.pointer, vocab);
-            for w in dist.pointer_oov.iter_mut() {
-                w.1 *= t.pointer;
-            }
         }
         dist.version = entry.ctx.version;
         entry.dist = Some(dist);

@@ -46,16 +46,18 @@ impl Dist {
                 .extend(vocab.sorted_ids().iter().map(|&id| probs[id as usize]));
         }
     }
-}
 
-impl Dist {
-    /// Mixes a sparse distribution `other` into the probabilities with
-    /// weight `lambda`, keeping `top_words` and `by_text` in step without
-    /// rescanning them: scaling keeps their order, so only `other`'s tokens
-    /// can move.
+    /// Mixes a sparse distribution into the probabilities with weight
+    /// `lambda`: `other` over token ids, and the out-of-vocabulary words
+    /// already in `pointer_oov` (their votes, weighted here). Keeps
+    /// `top_words` and `by_text` in step without rescanning them: scaling
+    /// keeps their order, so only `other`'s tokens can move.
     pub fn mix(&mut self, other: &[(u32, f32)], lambda: f32, vocab: &Vocab) {
-        if other.is_empty() || lambda <= 0.0 {
+        if (other.is_empty() && self.pointer_oov.is_empty()) || lambda <= 0.0 {
             return;
+        }
+        for w in self.pointer_oov.iter_mut() {
+            w.1 *= lambda;
         }
         let keep = 1.0 - lambda;
         self.probs.iter_mut().for_each(|p| *p *= keep);
@@ -147,5 +149,21 @@ mod tests {
             .map(|&id| d.probs[id as usize])
             .collect();
         assert_eq!(d.by_text, by_text);
+    }
+
+    #[test]
+    fn out_of_vocabulary_votes_alone_still_keep_one_distribution() {
+        let v = vocab();
+        let mut d = dist(&v);
+        d.pointer_oov = vec![("zebra_mode".into(), 0.75), ("qux".into(), 0.25)];
+        d.mix(&[], 0.2, &v);
+        let total: f32 =
+            d.probs.iter().sum::<f32>() + d.pointer_oov.iter().map(|w| w.1).sum::<f32>();
+        assert!((total - 1.0).abs() < 1e-4, "one distribution: {total}");
+        assert!(
+            (d.pointer_oov[0].1 - 0.15).abs() < 1e-6,
+            "{:?}",
+            d.pointer_oov
+        );
     }
 }
