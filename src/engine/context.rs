@@ -39,24 +39,6 @@ fn in_vocab(word: &str, vocab: Option<&Vocab>) -> InVocab {
     }
 }
 
-/// Dot product in eight lanes (vectorised by the compiler).
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
 /// FNV-1a, for token and line identity.
 fn fnv(text: &str) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
@@ -200,11 +182,13 @@ impl BufferContext {
         if hidden == 0 || n < 2 || self.states.len() < n * hidden {
             return;
         }
-        // Each state's inverse norm, computed once.
+        // Each state's inverse norm, computed once (a one-row product).
         self.inv_norms.truncate(n);
         for i in self.inv_norms.len()..n {
             let s = &self.states[i * hidden..(i + 1) * hidden];
-            self.inv_norms.push(1.0 / dot(s, s).sqrt().max(1e-6));
+            let mut sq = [0.0f32];
+            matvec_f32(simd, s, s, &mut sq);
+            self.inv_norms.push(1.0 / sq[0].sqrt().max(1e-6));
         }
         let h = &self.states[(n - 1) * hidden..n * hidden];
         let scale = theta * self.inv_norms[n - 1];
