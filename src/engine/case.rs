@@ -19,26 +19,26 @@ pub fn adapted_rest<'a>(prefix: &str, word: &'a str) -> Cow<'a, str> {
     }
 }
 
-/// True when the typed prefix is small letters only (at least two letters).
-fn whispers(prefix: &str) -> bool {
-    let mut letters = 0;
-    for b in prefix.bytes() {
-        if b.is_ascii_uppercase() {
-            return false;
-        }
-        letters += b.is_ascii_lowercase() as usize;
-    }
-    letters >= 2
-}
-
 /// True when the typed prefix is capitals only (at least two letters), as in `HTTP`.
 pub fn shouts(prefix: &str) -> bool {
+    one_case(prefix, true)
+}
+
+/// True when the typed prefix is small letters only (at least two letters).
+fn whispers(prefix: &str) -> bool {
+    one_case(prefix, false)
+}
+
+/// At least two letters, all capitals (`upper`) or all small.
+fn one_case(s: &str, upper: bool) -> bool {
     let mut letters = 0;
-    for b in prefix.bytes() {
-        if b.is_ascii_lowercase() {
-            return false;
+    for b in s.bytes() {
+        if b.is_ascii_alphabetic() {
+            if b.is_ascii_uppercase() != upper {
+                return false;
+            }
+            letters += 1;
         }
-        letters += b.is_ascii_uppercase() as usize;
     }
     letters >= 2
 }

@@ -7,6 +7,7 @@
 //! to skip: checking 100k words here would cost more start-up time than the
 //! four words a keystroke reads.
 
+use super::vocab::partition;
 use anyhow::{bail, Context, Result};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -246,20 +247,6 @@ fn cmp_lower(a: &str, b: &str) -> Ordering {
     a.bytes()
         .map(|c| c.to_ascii_lowercase())
         .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
-}
-
-/// The number of leading `n` in 0..len for which `pred` holds.
-fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, len);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 #[cfg(test)]

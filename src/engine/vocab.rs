@@ -228,7 +228,7 @@ impl Vocab {
 
 /// The number of leading `n` in 0..len for which `pred` holds (it holds
 /// for a prefix of 0..len and not after).
-fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+pub(super) fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0, len);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
