@@ -3,21 +3,11 @@
 //! proposed again after it, where the model and the buffer's word frequencies
 //! alone propose something else; a deleted pair leaves no trace.
 
-use laya::engine::{Engine, EngineOptions, Request};
-use std::path::Path;
+use laya::engine::{Engine, Request};
 
-fn engine(tune: &str) -> Engine {
-    let mut opts = EngineOptions {
-        model_path: Some(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors"),
-        ),
-        ..EngineOptions::default()
-    };
-    opts.tuning.set(tune).unwrap();
-    let e = Engine::new(opts);
-    assert_eq!(e.info().model_error, None);
-    e
-}
+#[path = "support/default_engine.rs"]
+mod default_engine;
+use default_engine::engine;
 
 fn top(e: &mut Engine, before: &str) -> String {
     let p = e.predict(&Request {

@@ -5,31 +5,14 @@
 //! gets a correction when listed words fill the menu.
 
 use laya::engine::vocab::Vocab;
-use laya::engine::{Engine, EngineOptions, Request, Source, Tuning};
-use std::path::{Path, PathBuf};
+use laya::engine::{Request, Source};
 
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Dir;
-
-fn models() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("models")
-}
-
-fn engine_at(model: PathBuf, tune: &str) -> Engine {
-    let mut tuning = Tuning::default();
-    tuning.set(tune).unwrap();
-    Engine::new(EngineOptions {
-        model_path: Some(model),
-        backend: "cpu".into(),
-        tuning,
-        ..EngineOptions::default()
-    })
-}
-
-fn engine(tune: &str) -> Engine {
-    engine_at(models().join("laya-default.safetensors"), tune)
-}
+#[path = "support/default_engine.rs"]
+mod default_engine;
+use default_engine::{engine, engine_at, models};
 
 fn req(before: &str) -> Request<'_> {
     Request {

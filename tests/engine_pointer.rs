@@ -2,21 +2,11 @@
 //! similar model state earlier in the buffer gains probability when that
 //! state comes back, beyond what the model and the word caches give it.
 
-use laya::engine::{Engine, EngineOptions, Request};
-use std::path::Path;
+use laya::engine::{Engine, Request};
 
-fn engine(tune: &str) -> Engine {
-    let mut opts = EngineOptions {
-        model_path: Some(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors"),
-        ),
-        ..EngineOptions::default()
-    };
-    opts.tuning.set(tune).unwrap();
-    let e = Engine::new(opts);
-    assert_eq!(e.info().model_error, None);
-    e
-}
+#[path = "support/default_engine.rs"]
+mod default_engine;
+use default_engine::engine;
 
 /// The candidates at the end of `before`, with their scores.
 fn candidates(e: &mut Engine, before: &str) -> Vec<(String, f32)> {

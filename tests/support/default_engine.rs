@@ -1,0 +1,33 @@
+//! An engine on a model file with a tuning spec ("key=value,..."), for the
+//! engine tests. Included with
+//! `#[path = "support/default_engine.rs"] mod default_engine;`.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use laya::engine::{Engine, EngineOptions, Tuning};
+use std::path::{Path, PathBuf};
+
+/// The repository's `models/` folder.
+pub fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models")
+}
+
+/// An engine on the cpu backend with `model` (whatever it loads: errors are
+/// the caller's to check).
+pub fn engine_at(model: PathBuf, tune: &str) -> Engine {
+    let mut tuning = Tuning::default();
+    tuning.set(tune).unwrap();
+    Engine::new(EngineOptions {
+        model_path: Some(model),
+        backend: "cpu".into(),
+        tuning,
+        ..EngineOptions::default()
+    })
+}
+
+/// An engine on the default model, which must load.
+pub fn engine(tune: &str) -> Engine {
+    let e = engine_at(models().join("laya-default.safetensors"), tune);
+    assert_eq!(e.info().model_error, None);
+    e
+}
