@@ -14,6 +14,19 @@ async fn output(s: &Session, cmd: &str) -> String {
     v.as_str().unwrap().to_string()
 }
 
+/// Runs `:checkhealth laya` and returns the report once it is complete.
+async fn health_report(s: &Session) -> String {
+    s.command("checkhealth laya").await;
+    s.wait_for("the health report", || async {
+        let t = s
+            .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+            .await;
+        let t = t.as_str().unwrap().to_string();
+        t.contains("recent latency").then_some(t)
+    })
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn laya_status_enable_disable_toggle_log_and_completion() {
     let s = Session::start("commands").await;
@@ -78,16 +91,7 @@ async fn checkhealth_reports_binary_version_host_and_latency() {
     s.input("zeph").await;
     s.wait_ghost_starting("yrine").await;
     s.input("<Esc>").await;
-    s.command("checkhealth laya").await;
-    let text = s
-        .wait_for("the health report", || async {
-            let t = s
-                .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
-                .await;
-            let t = t.as_str().unwrap().to_string();
-            t.contains("recent latency").then_some(t)
-        })
-        .await;
+    let text = health_report(&s).await;
     assert!(
         text.contains("version 0.1.0 (matches the plugin)"),
         "{text}"
@@ -130,16 +134,7 @@ async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
         status.contains("Word list error: word list ") && status.contains("m.words.txt: line 2"),
         "{status}"
     );
-    s.command("checkhealth laya").await;
-    let text = s
-        .wait_for("the health report", || async {
-            let t = s
-                .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
-                .await;
-            let t = t.as_str().unwrap().to_string();
-            t.contains("recent latency").then_some(t)
-        })
-        .await;
+    let text = health_report(&s).await;
     assert!(text.contains("word list not loaded: word list "), "{text}");
     assert!(!text.contains("model not loaded"), "{text}");
     s.quit().await;
