@@ -180,6 +180,7 @@ fn predict(o: &Opts) -> i32 {
         after: "",
         filetype: "",
         k: o.k,
+        seen_last: false,
     });
     let us = t0.elapsed().as_secs_f64() * 1e6;
     println!(

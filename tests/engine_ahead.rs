@@ -49,6 +49,7 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> Vec<(String, u32)> {
         after: "",
         filetype: "",
         k: 3,
+        seen_last: false,
     })
     .candidates
     .into_iter()

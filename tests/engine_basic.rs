@@ -13,6 +13,7 @@ fn req(buffer: u64, before: &str) -> Request<'_> {
         after: "",
         filetype: "",
         k: 3,
+        seen_last: false,
     }
 }
 
@@ -195,6 +196,7 @@ fn odd_input_never_panics() {
     }
     let p = e.predict(&Request {
         k: 0,
+        seen_last: false,
         ..req(9, "xx xxy xx")
     });
     assert!(p.candidates.len() <= 1);

@@ -16,6 +16,7 @@ fn top(e: &mut Engine, before: &str) -> String {
         after: "",
         filetype: "",
         k: 3,
+        seen_last: false,
     });
     p.candidates
         .first()

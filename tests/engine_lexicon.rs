@@ -21,6 +21,7 @@ fn req(before: &str) -> Request<'_> {
         after: "",
         filetype: "",
         k: 3,
+        seen_last: false,
     }
 }
 

@@ -319,6 +319,7 @@ fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
         after: "",
         filetype: "rust",
         k: 3,
+        seen_last: false,
     };
     let p = e.predict(&req);
     assert_eq!(p.prefix, "the");

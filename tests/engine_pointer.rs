@@ -16,6 +16,7 @@ fn candidates(e: &mut Engine, before: &str) -> Vec<(String, f32)> {
         after: "",
         filetype: "",
         k: 3,
+        seen_last: false,
     });
     p.candidates
         .into_iter()

@@ -1,7 +1,8 @@
 //! Ghost text in a real headless Neovim with the real host: it appears for
 //! words of the buffer (the engine's cache model), shows on screen, is
 //! accepted with <Tab> as one undo step, dismissed, trimmed while typing,
-//! cycled, and the completion menu inserts the same text.
+//! cycled, gives way when read and typed past (`ghost.give_way`), and the
+//! completion menu inserts the same text.
 //!
 //! The words used here ("zephyrine", "quokkalike") come from the test's own
 //! buffer, so the expected text does not depend on the trained model; where
@@ -133,6 +134,55 @@ async fn typing_what_the_ghost_shows_trims_it_without_a_round_trip() {
     .await;
     Session::signal(pid, "CONT");
     s.quit().await;
+}
+
+/// The suggestion for the last context sent, once its answer is in:
+/// (typed prefix, candidate words best first).
+async fn answered(s: &Session) -> (String, Vec<String>) {
+    s.wait_for("the answer to the last key", || async {
+        let v = s
+            .lua(
+                "local c, sent = require('laya.ghost').current, require('laya.context').last_sent[vim.api.nvim_get_current_buf()]
+                 if not c or not sent or c.seq ~= sent.seq then return vim.NIL end
+                 return { c.prefix, vim.tbl_map(function(it) return it.word end, c.list) }",
+            )
+            .await;
+        let words = v.get(1)?.as_array()?.iter();
+        Some((
+            v[0].as_str()?.to_string(),
+            words.map(|w| w.as_str().unwrap_or("").to_string()).collect(),
+        ))
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ghost_word_read_and_typed_past_gives_way() {
+    for (give_way, gives_way) in [("0", true), ("false", false)] {
+        let s = Session::start("ghost-give-way").await;
+        s.lua(&format!(
+            "require('laya').setup({{ ghost = {{ give_way = {give_way} }} }}) return true"
+        ))
+        .await;
+        s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
+            .await;
+        s.input("z").await;
+        s.wait_ghost_starting("ebra").await;
+        assert_eq!(answered(&s).await.1[0], "zebra");
+        // Typing on past "zebra" (read: give_way = 0 counts any time on screen).
+        s.input("e").await;
+        let (prefix, words) = answered(&s).await;
+        assert_eq!(prefix, "ze");
+        if gives_way {
+            assert_eq!(words[0], "zenith", "{words:?}");
+            assert_eq!(words.last().map(String::as_str), Some("zebra"), "{words:?}");
+            s.wait_ghost_starting("nith").await;
+        } else {
+            assert_eq!(words[0], "zebra", "{words:?}");
+            s.wait_ghost_starting("bra").await;
+        }
+        s.quit().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -42,6 +42,11 @@ M.defaults = {
     highlight = 'Comment',
     -- Hide the ghost text while the completion menu is visible.
     hide_with_pum = true,
+    -- Milliseconds a ghost word must have been on screen for typing on past
+    -- it (the same word, not accepted) to count as "not this one": it then
+    -- gives way to the next best for the rest of that word and moves to the
+    -- menu's end. `false`: never; 0: always (the reader of METRICS.md).
+    give_way = 500,
   },
   menu = {
     -- Open the completion menu with Laya's candidates after every answer.
@@ -114,6 +119,12 @@ function M.validate(o)
   end
   check(type(o.ghost.highlight) == 'string', 'ghost.highlight', 'a highlight group name', o.ghost.highlight)
   check(type(o.ghost.hide_with_pum) == 'boolean', 'ghost.hide_with_pum', 'a boolean', o.ghost.hide_with_pum)
+  check(
+    o.ghost.give_way == false or (type(o.ghost.give_way) == 'number' and o.ghost.give_way >= 0),
+    'ghost.give_way',
+    'milliseconds (a number >= 0) or false',
+    o.ghost.give_way
+  )
   check(type(o.menu.auto) == 'boolean', 'menu.auto', 'a boolean', o.menu.auto)
   check(
     type(o.menu.max_items) == 'number' and o.menu.max_items >= 1,

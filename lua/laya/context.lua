@@ -72,12 +72,14 @@ function M.build(state)
   }
 end
 
---- Sends the context for `state` unless the same state was just sent.
-function M.send(state)
+--- Sends the context for `state` unless the same state was just sent;
+--- `seen`: the ghost text before this key was read (see laya.ghost.seen).
+function M.send(state, seen)
   if M.same(M.last_sent[state.buf], state) then
     return false
   end
   local ctx = M.build(state)
+  ctx.seen = seen == true
   M.last_sent[state.buf] = { buf = ctx.buf, row = ctx.row, col = ctx.col, head = ctx.head, seq = ctx.seq }
   require('laya.host').predict(ctx)
   return true

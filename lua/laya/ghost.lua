@@ -81,6 +81,7 @@ function M.on_answer(answer)
     M.current.index = 0
   end
   M.render()
+  M.current.shown_at = M.visible() and vim.uv.hrtime() or nil
   if require('laya.config').options.menu.auto and #list > 0 then
     require('laya.menu').open(true)
   end
@@ -102,6 +103,18 @@ end
 
 function M.visible()
   return H.mark_buf ~= nil and M.item() ~= nil
+end
+
+--- InsertCharPre at `before` (the state now): was the engine's best word on
+--- screen as ghost text for `ghost.give_way` ms or more? Typing on past it
+--- then tells the host it was read and not wanted.
+function M.seen(before)
+  local wait = require('laya.config').options.ghost.give_way
+  local c, it = M.current, M.item()
+  if wait == false or not it or not c.shown_at or it.rank ~= 1 or not M.visible() then
+    return false
+  end
+  return require('laya.context').same(c, before) and (vim.uv.hrtime() - c.shown_at) >= wait * 1e6
 end
 
 function H.clear_mark()

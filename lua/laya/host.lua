@@ -172,7 +172,17 @@ function M.predict(ctx)
   H.sent_at[ctx.seq] = vim.uv.hrtime()
   H.sent_at[ctx.seq - 64] = nil
   H.last_ctx = ctx
-  return M.notify('predict', ctx.buf, ctx.tick, ctx.seq, { ctx.row, ctx.col }, ctx.before, ctx.after, ctx.filetype)
+  return M.notify(
+    'predict',
+    ctx.buf,
+    ctx.tick,
+    ctx.seq,
+    { ctx.row, ctx.col },
+    ctx.before,
+    ctx.after,
+    ctx.filetype,
+    ctx.seen == true
+  )
 end
 
 --- Benchmarks only: sends the last keystroke's context again as an `echo`,

@@ -132,8 +132,9 @@ function H.on_char()
     return
   end
   local before = context.state()
+  local seen = require('laya.ghost').seen(before)
   require('laya.ghost').type_through(before, char)
-  context.send(context.state(char))
+  context.send(context.state(char), seen)
 end
 
 function H.on_change()

@@ -58,6 +58,7 @@ pub(crate) fn run(o: &Opts) -> i32 {
                     after: "",
                     filetype: "",
                     k: 3,
+                    seen_last: false,
                 };
                 e.predict(&r)
                     .candidates

@@ -78,6 +78,7 @@ fn child(o: &Opts, text: &str) -> i32 {
             after: "",
             filetype: "",
             k: 3,
+            seen_last: false,
         });
         let us = t.elapsed().as_secs_f64() * 1e6;
         let cpu = thread_cpu_us() - c;

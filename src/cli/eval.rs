@@ -163,6 +163,7 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
                         after: "",
                         filetype: "",
                         k: s.k,
+                        seen_last: true,
                     });
                     lat_ns.push(t0.elapsed().as_nanos() as u64);
                     cpu_ns.push(((super::bench::thread_cpu_us() - c0) * 1e3) as u64);

@@ -116,6 +116,7 @@ fn answer(
         after: "",
         filetype: "",
         k: req.k.unwrap_or(3),
+        seen_last: true,
     });
     let a = Answer {
         candidates: p

@@ -58,6 +58,10 @@ pub struct Tuning {
     /// Typed characters of a word before listed words are proposed (fewer
     /// match too many words to guess right).
     pub lexicon_chars: f32,
+    /// What happens to a top candidate the user typed through (kept typing
+    /// the same word instead of accepting it): 0 = nothing, 1 = left out
+    /// for the rest of that word, 2 = moved to the menu's last entry.
+    pub typed_through: f32,
 }
 
 impl Default for Tuning {
@@ -85,6 +89,7 @@ impl Default for Tuning {
             // 0.25-4 and 2 or 3 typed characters.
             lexicon_share: 0.5,
             lexicon_chars: 2.0,
+            typed_through: 2.0,
         }
     }
 }
@@ -111,6 +116,7 @@ impl Tuning {
                 "pointer_memory" => self.pointer_memory = v,
                 "lexicon_share" => self.lexicon_share = v,
                 "lexicon_chars" => self.lexicon_chars = v,
+                "typed_through" => self.typed_through = v,
                 _ => return Err(format!("unknown tuning key {k:?}")),
             }
         }
@@ -219,6 +225,23 @@ struct BufferEntry {
     /// Tells this context from earlier ones of the same buffer number (a
     /// helper job names the context it started from).
     serial: u64,
+    /// Top candidates of the current word the user typed through.
+    typed_through: Option<TypedThrough>,
+}
+
+/// The top candidates answered while one word was typed: a candidate of two
+/// or more characters that the user did not accept but typed on past is not
+/// the word being typed (or the user does not want it), so the next best
+/// takes its place.
+struct TypedThrough {
+    /// Context version and typed prefix of the last answer.
+    version: u64,
+    prefix: String,
+    /// That answer's top candidate (the whole word), if accepting it would
+    /// have saved a keystroke.
+    top: Option<String>,
+    /// Earlier top candidates of this word the user typed past.
+    words: Vec<String>,
 }
 
 pub struct Engine {
@@ -378,6 +401,7 @@ impl Engine {
             after: "",
             filetype: "",
             k: 3,
+            seen_last: false,
         };
         self.predict(&req);
         self.forget(scratch);
@@ -430,6 +454,7 @@ impl Engine {
                 continuation: None,
                 best: None,
                 serial: *serials,
+                typed_through: None,
             }
         });
         entry.ctx.last_used = self.clock;
@@ -473,7 +498,18 @@ impl Engine {
         if neural && self.backend.is_some() {
             self.ensure_dist(&mut entry, job);
         }
-        let pred = self.decide(&mut entry, prefix, req.k.max(1));
+        let passed = self.typed_past(&mut entry, prefix, req.seen_last);
+        let pred = self.decide(&mut entry, prefix, req.k.max(1), &passed);
+        entry.typed_through = Some(TypedThrough {
+            version: entry.ctx.version,
+            prefix: prefix.to_string(),
+            top: pred
+                .candidates
+                .first()
+                .filter(|c| c.replace == 0 && c.insert.chars().nth(1).is_some())
+                .map(|c| c.word.clone()),
+            words: passed,
+        });
         entry.best = match (&self.vocab, pred.candidates.first()) {
             (Some(v), Some(c)) if neural && c.replace == 0 && is_one_word(&c.word) => {
                 Some((entry.ctx.version, v.word_id(&c.word).unwrap_or(UNK)))
@@ -610,12 +646,74 @@ impl Engine {
         entry.dist = Some(dist);
     }
 
-    fn decide(&mut self, entry: &mut BufferEntry, prefix: &str, k: usize) -> Prediction {
+    /// The top candidates of the word being typed that the user saw and
+    /// typed past (see `TypedThrough`); empty when the word or the context
+    /// changed.
+    fn typed_past(&self, entry: &mut BufferEntry, prefix: &str, seen: bool) -> Vec<String> {
+        let Some(t) = entry.typed_through.take() else {
+            return Vec::new();
+        };
+        if self.opts.tuning.typed_through <= 0.0
+            || t.version != entry.ctx.version
+            || !prefix.starts_with(&t.prefix)
+        {
+            return Vec::new();
+        }
+        let mut words = t.words;
+        if seen && prefix.len() > t.prefix.len() {
+            words.extend(
+                t.top
+                    .filter(|w| w.starts_with(prefix) && w.len() > prefix.len()),
+            );
+        }
+        words
+    }
+
+    fn decide(
+        &mut self,
+        entry: &mut BufferEntry,
+        prefix: &str,
+        k: usize,
+        passed: &[String],
+    ) -> Prediction {
         let Ranked {
             mut candidates,
-            listed,
+            mut listed,
             mass_known,
-        } = self.rank(entry, prefix, k);
+        } = self.rank(entry, prefix, k + passed.len());
+        if !passed.is_empty() {
+            let (mut keep, mut keep_listed, mut moved) = (Vec::new(), Vec::new(), Vec::new());
+            for (c, l) in candidates.into_iter().zip(listed) {
+                if passed.contains(&c.word) {
+                    moved.push((c, l));
+                } else {
+                    keep.push(c);
+                    keep_listed.push(l);
+                }
+            }
+            keep.truncate(k);
+            keep_listed.truncate(k);
+            // The word typed past is known not to be wanted: the others'
+            // scores are their share of what is left (the ghost threshold
+            // applies to that).
+            let gone: f32 = moved.iter().map(|(c, _)| c.score).sum();
+            if gone < 1.0 {
+                for c in keep.iter_mut() {
+                    c.score = (c.score / (1.0 - gone)).min(1.0);
+                }
+            }
+            if self.opts.tuning.typed_through >= 2.0 && !moved.is_empty() {
+                if keep.len() == k {
+                    keep.pop();
+                    keep_listed.pop();
+                }
+                let (c, l) = moved.swap_remove(0);
+                keep.push(c);
+                keep_listed.push(l);
+            }
+            candidates = keep;
+            listed = keep_listed;
+        }
         // "Fits nothing well": no known word starts with the prefix (or almost
         // no probability does) and the prefix is not itself a known word. The
         // word list beyond the vocabulary is left out: it holds misspellings

@@ -1,6 +1,7 @@
 //! Command line of `laya serve`: which model, which backend, how much logging.
 
 use super::log::Level;
+use crate::engine::Tuning;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -8,12 +9,14 @@ pub struct ServeArgs {
     pub model: Option<PathBuf>,
     pub backend: String,
     pub log_level: Level,
+    /// Ranking constants ("key=value,..."; see `engine::Tuning`).
+    pub tuning: Tuning,
     /// `--version`: print the version and exit (used by :checkhealth).
     pub version: bool,
 }
 
 pub const USAGE: &str = "usage: laya serve [--model PATH] [--backend auto|cpu|mlx] \
-[--log-level error|warn|info|debug] [--version]";
+[--log-level error|warn|info|debug] [--tune key=value,...] [--version]";
 
 impl ServeArgs {
     pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
@@ -21,6 +24,7 @@ impl ServeArgs {
             model: None,
             backend: "auto".to_string(),
             log_level: Level::Info,
+            tuning: Tuning::default(),
             version: false,
         };
         let mut it = args.iter();
@@ -50,6 +54,10 @@ impl ServeArgs {
                     out.log_level = Level::parse(&l).ok_or_else(|| {
                         format!("--log-level {l}: expected error, warn, info or debug")
                     })?;
+                }
+                "--tune" => {
+                    let t = value("--tune")?;
+                    out.tuning.set(&t).map_err(|e| format!("--tune {t}: {e}"))?;
                 }
                 "--version" | "-V" => out.version = true,
                 other => return Err(format!("unknown argument `{other}`; {USAGE}")),
@@ -83,6 +91,9 @@ mod tests {
         assert_eq!(a.model, Some(PathBuf::from("m.safetensors")));
         assert_eq!(a.backend, "cpu");
         assert_eq!(a.log_level, Level::Debug);
+        let a = parse(&["--tune=typed_through=0"]).unwrap();
+        assert_eq!(a.tuning.typed_through, 0.0);
+        assert_eq!(parse(&[]).unwrap().tuning.typed_through, 2.0);
     }
 
     #[test]
@@ -92,5 +103,8 @@ mod tests {
             .contains("auto, cpu or mlx"));
         assert!(parse(&["--model"]).unwrap_err().contains("needs a value"));
         assert!(parse(&["--frobnicate"]).unwrap_err().contains("usage"));
+        assert!(parse(&["--tune", "typed_thru=0"])
+            .unwrap_err()
+            .contains("unknown tuning key"));
     }
 }

@@ -125,6 +125,7 @@ impl Decider {
             after: &p.after,
             filetype: &p.filetype,
             k: CANDIDATES,
+            seen_last: p.seen_last,
         };
         let prediction = self
             .guarded("predict", || engine.predict(&request))

@@ -64,10 +64,14 @@ impl Inbox {
     }
 
     /// Stores `job` as its buffer's latest; returns true when it replaced
-    /// one that was still waiting.
-    pub fn put_predict(&self, job: Job) -> bool {
+    /// one that was still waiting (whose `seen_last` carries over: both
+    /// keys were typed after the same answer).
+    pub fn put_predict(&self, mut job: Job) -> bool {
         let mut s = self.lock();
         let slot = job.slot();
+        if let Some(old) = s.latest.get(&slot) {
+            job.params.seen_last |= old.params.seen_last;
+        }
         let replaced = s.latest.insert(slot, job).is_some();
         if !replaced {
             s.order.push_back(slot);
@@ -133,6 +137,7 @@ mod tests {
                 before: String::new(),
                 after: String::new(),
                 filetype: String::new(),
+                seen_last: false,
             },
             recv_us: 0,
             echo,
@@ -156,6 +161,21 @@ mod tests {
         assert_eq!(seq(inbox.take()), 2);
         inbox.close();
         assert!(inbox.take().is_none());
+    }
+
+    #[test]
+    fn a_superseded_job_passes_on_that_its_ghost_was_seen() {
+        let inbox = Inbox::default();
+        let mut seen = job(1, 1);
+        seen.params.seen_last = true;
+        inbox.put_predict(seen);
+        inbox.put_predict(job(1, 2));
+        match inbox.take() {
+            Some(Work::Predict(j)) => assert_eq!((j.params.seq, j.params.seen_last), (2, true)),
+            other => panic!("expected a prediction, got {other:?}"),
+        }
+        inbox.put_predict(job(1, 3));
+        assert!(matches!(inbox.take(), Some(Work::Predict(j)) if !j.params.seen_last));
     }
 
     #[test]

@@ -91,6 +91,7 @@ async fn run(args: ServeArgs) -> i32 {
         options: EngineOptions {
             model_path: args.model.clone(),
             backend: args.backend.clone(),
+            tuning: args.tuning.clone(),
             // Between keystrokes, a lowest-priority thread computes the model's
             // distribution after the ghost's word (LAYA_THINK_AHEAD=0: off,
             // for A/B benchmarks).

@@ -13,7 +13,7 @@ pub const MAX_BEFORE_BYTES: usize = 16 * 1024;
 pub const MAX_AFTER_BYTES: usize = 1024;
 const MAX_FILETYPE_BYTES: usize = 64;
 
-/// `predict(bufnr, changedtick, seq, [row, col], before, after, filetype)`.
+/// `predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen])`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PredictParams {
     pub buffer: u64,
@@ -25,16 +25,19 @@ pub struct PredictParams {
     pub before: String,
     pub after: String,
     pub filetype: String,
+    /// The user had the previous answer's ghost text on screen long enough
+    /// to read it before this key (optional; false when absent).
+    pub seen_last: bool,
 }
 
 pub const PREDICT_SIGNATURE: &str =
-    "predict(bufnr, changedtick, seq, [row, col], before, after, filetype)";
+    "predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen])";
 
 impl PredictParams {
     pub fn from_args(args: &[Value]) -> Result<PredictParams, String> {
-        if args.len() != 7 {
+        if args.len() != 7 && args.len() != 8 {
             return Err(format!(
-                "predict: expected 7 arguments, got {}; {PREDICT_SIGNATURE}",
+                "predict: expected 7 or 8 arguments, got {}; {PREDICT_SIGNATURE}",
                 args.len()
             ));
         }
@@ -48,6 +51,16 @@ impl PredictParams {
             before: keep_tail(text(&args[4], "before")?, MAX_BEFORE_BYTES),
             after: keep_head(text(&args[5], "after")?, MAX_AFTER_BYTES),
             filetype: keep_head(text(&args[6], "filetype")?, MAX_FILETYPE_BYTES),
+            seen_last: match args.get(7) {
+                None | Some(Value::Nil) => false,
+                Some(Value::Boolean(b)) => *b,
+                Some(v) => {
+                    return Err(format!(
+                        "predict: seen: expected a boolean, got {}",
+                        kind(v)
+                    ))
+                }
+            },
         })
     }
 }
@@ -170,7 +183,13 @@ mod tests {
         a.pop();
         assert!(PredictParams::from_args(&a)
             .unwrap_err()
-            .contains("expected 7"));
+            .contains("expected 7 or 8"));
+        let mut a = good();
+        a.push(Value::from(true));
+        assert!(PredictParams::from_args(&a).unwrap().seen_last);
+        assert!(!PredictParams::from_args(&good()).unwrap().seen_last);
+        a[7] = Value::from(1);
+        assert!(PredictParams::from_args(&a).unwrap_err().contains("seen"));
         let mut a = good();
         a[2] = Value::from("x");
         assert!(PredictParams::from_args(&a).unwrap_err().contains("seq"));
