@@ -2,7 +2,8 @@
 //! helper thread's model work, with the default model's real weights, gives
 //! exactly the answers of an engine without it, whether it finished its work
 //! before the next keystroke, is still at it, or guessed wrong; and a right
-//! guess spares the keystroke its model step.
+//! guess spares the keystroke its model step, also for a word that gave way
+//! when typed past.
 
 use laya::engine::{Engine, EngineOptions, Request};
 use std::path::Path;
@@ -110,4 +111,29 @@ fn a_forgotten_buffer_does_not_inherit_work_done_for_its_old_text() {
         assert_eq!(ask(&mut e, 7, &before), ask(&mut plain, 7, &before));
         assert_eq!(e.last_cost(), plain.last_cost());
     }
+}
+
+#[test]
+fn a_word_that_gave_way_is_still_the_one_thought_ahead() {
+    let mut e = engine(true);
+    let ctx = "The function returns the number of bytes written to the ";
+    let ask = |e: &mut Engine, before: &str| {
+        e.predict(&Request {
+            buffer: 3,
+            before,
+            after: "",
+            filetype: "",
+            k: 3,
+            seen_last: true,
+        })
+    };
+    let top = ask(&mut e, ctx).candidates[0].word.clone();
+    // Typed past (read): another word is on top now...
+    let typed = format!("{ctx}{}", &top[..1]);
+    assert_ne!(ask(&mut e, &typed).candidates[0].word, top);
+    e.think_ahead(3);
+    e.wait_ahead();
+    // ...but the user finished it anyway: its step was taken ahead.
+    ask(&mut e, &format!("{ctx}{top} "));
+    assert_eq!(e.last_cost().steps, 0, "{top:?} was not stepped ahead");
 }

@@ -132,8 +132,15 @@ function H.on_char()
     return
   end
   local before = context.state()
-  local seen = require('laya.ghost').seen(before)
-  require('laya.ghost').type_through(before, char)
+  local ghost = require('laya.ghost')
+  local seen = ghost.seen(before)
+  if seen then
+    -- Read and typed on past: the host's answer will give its word's place
+    -- to the next best, so it is not trimmed in the meantime.
+    ghost.hide()
+  else
+    ghost.type_through(before, char)
+  end
   context.send(context.state(char), seen)
 end
 

@@ -499,7 +499,7 @@ impl Engine {
             self.ensure_dist(&mut entry, job);
         }
         let passed = self.typed_past(&mut entry, prefix, req.seen_last);
-        let pred = self.decide(&mut entry, prefix, req.k.max(1), &passed);
+        let (pred, likeliest) = self.decide(&mut entry, prefix, req.k.max(1), &passed);
         entry.typed_through = Some(TypedThrough {
             version: entry.ctx.version,
             prefix: prefix.to_string(),
@@ -510,7 +510,12 @@ impl Engine {
                 .map(|c| c.word.clone()),
             words: passed,
         });
-        entry.best = match (&self.vocab, pred.candidates.first()) {
+        // Thinking ahead steps the likeliest word even when it gave way: a
+        // word typed past is often finished all the same (in Neovim by a
+        // user who was not reading; in ksr.py's comp@c probes after the
+        // METRICS.md user accepted it).
+        let likeliest = likeliest.as_ref().or(pred.candidates.first());
+        entry.best = match (&self.vocab, likeliest) {
             (Some(v), Some(c)) if neural && c.replace == 0 && is_one_word(&c.word) => {
                 Some((entry.ctx.version, v.word_id(&c.word).unwrap_or(UNK)))
             }
@@ -675,13 +680,16 @@ impl Engine {
         prefix: &str,
         k: usize,
         passed: &[String],
-    ) -> Prediction {
+    ) -> (Prediction, Option<Candidate>) {
         let Ranked {
             mut candidates,
             mut listed,
             mass_known,
         } = self.rank(entry, prefix, k + passed.len());
+        // The ranking's first before any word gives way (None: the same).
+        let mut likeliest = None;
         if !passed.is_empty() {
+            likeliest = candidates.first().cloned();
             let (mut keep, mut keep_listed, mut moved) = (Vec::new(), Vec::new(), Vec::new());
             for (c, l) in candidates.into_iter().zip(listed) {
                 if passed.contains(&c.word) {
@@ -762,11 +770,12 @@ impl Engine {
                 ghost.push_str(&more);
             }
         }
-        Prediction {
+        let pred = Prediction {
             prefix: prefix.to_string(),
             candidates,
             ghost,
-        }
+        };
+        (pred, likeliest)
     }
 
     /// Ranks words completing `prefix`: the best `k` and the total
