@@ -58,10 +58,10 @@ pub struct Tuning {
     /// Typed characters of a word before listed words are proposed (fewer
     /// match too many words to guess right).
     pub lexicon_chars: f32,
-    /// What happens to a top candidate the user typed through (kept typing
+    /// What happens to a top candidate the user typed past (kept typing
     /// the same word instead of accepting it): 0 = nothing, 1 = left out
     /// for the rest of that word, 2 = moved to the menu's last entry.
-    pub typed_through: f32,
+    pub typed_past: f32,
 }
 
 impl Default for Tuning {
@@ -89,7 +89,7 @@ impl Default for Tuning {
             // 0.25-4 and 2 or 3 typed characters.
             lexicon_share: 0.5,
             lexicon_chars: 2.0,
-            typed_through: 2.0,
+            typed_past: 2.0,
         }
     }
 }
@@ -116,7 +116,7 @@ impl Tuning {
                 "pointer_memory" => self.pointer_memory = v,
                 "lexicon_share" => self.lexicon_share = v,
                 "lexicon_chars" => self.lexicon_chars = v,
-                "typed_through" => self.typed_through = v,
+                "typed_past" => self.typed_past = v,
                 _ => return Err(format!("unknown tuning key {k:?}")),
             }
         }
@@ -225,15 +225,15 @@ struct BufferEntry {
     /// Tells this context from earlier ones of the same buffer number (a
     /// helper job names the context it started from).
     serial: u64,
-    /// Top candidates of the current word the user typed through.
-    typed_through: Option<TypedThrough>,
+    /// Top candidates of the current word the user typed past.
+    typed_past: Option<TypedPast>,
 }
 
 /// The top candidates answered while one word was typed: a candidate of two
 /// or more characters that the user did not accept but typed on past is not
 /// the word being typed (or the user does not want it), so the next best
 /// takes its place.
-struct TypedThrough {
+struct TypedPast {
     /// Context version and typed prefix of the last answer.
     version: u64,
     prefix: String,
@@ -454,7 +454,7 @@ impl Engine {
                 continuation: None,
                 best: None,
                 serial: *serials,
-                typed_through: None,
+                typed_past: None,
             }
         });
         entry.ctx.last_used = self.clock;
@@ -498,9 +498,9 @@ impl Engine {
         if neural && self.backend.is_some() {
             self.ensure_dist(&mut entry, job);
         }
-        let passed = self.typed_past(&mut entry, prefix, req.seen_last);
+        let passed = self.words_typed_past(&mut entry, prefix, req.seen_last);
         let (pred, likeliest) = self.decide(&mut entry, prefix, req.k.max(1), &passed);
-        entry.typed_through = Some(TypedThrough {
+        entry.typed_past = Some(TypedPast {
             version: entry.ctx.version,
             prefix: prefix.to_string(),
             top: pred
@@ -652,13 +652,13 @@ impl Engine {
     }
 
     /// The top candidates of the word being typed that the user saw and
-    /// typed past (see `TypedThrough`); empty when the word or the context
+    /// typed past (see `TypedPast`); empty when the word or the context
     /// changed.
-    fn typed_past(&self, entry: &mut BufferEntry, prefix: &str, seen: bool) -> Vec<String> {
-        let Some(t) = entry.typed_through.take() else {
+    fn words_typed_past(&self, entry: &mut BufferEntry, prefix: &str, seen: bool) -> Vec<String> {
+        let Some(t) = entry.typed_past.take() else {
             return Vec::new();
         };
-        if self.opts.tuning.typed_through <= 0.0
+        if self.opts.tuning.typed_past <= 0.0
             || t.version != entry.ctx.version
             || !prefix.starts_with(&t.prefix)
         {
@@ -710,7 +710,7 @@ impl Engine {
                     c.score = (c.score / (1.0 - gone)).min(1.0);
                 }
             }
-            if self.opts.tuning.typed_through >= 2.0 && !moved.is_empty() {
+            if self.opts.tuning.typed_past >= 2.0 && !moved.is_empty() {
                 if keep.len() == k {
                     keep.pop();
                     keep_listed.pop();

@@ -67,7 +67,7 @@ pub struct Request<'a> {
     pub k: usize,
     /// The user had seen the previous answer for this buffer when typing
     /// the key that led here: its top candidate, if typed past, gives way
-    /// (`Tuning::typed_through`). METRICS.md's user reads every answer; in
+    /// (`Tuning::typed_past`). METRICS.md's user reads every answer; in
     /// Neovim the ghost text must have been on screen a while (`ghost.give_way`).
     pub seen_last: bool,
 }

@@ -91,9 +91,9 @@ mod tests {
         assert_eq!(a.model, Some(PathBuf::from("m.safetensors")));
         assert_eq!(a.backend, "cpu");
         assert_eq!(a.log_level, Level::Debug);
-        let a = parse(&["--tune=typed_through=0"]).unwrap();
-        assert_eq!(a.tuning.typed_through, 0.0);
-        assert_eq!(parse(&[]).unwrap().tuning.typed_through, 2.0);
+        let a = parse(&["--tune=typed_past=0"]).unwrap();
+        assert_eq!(a.tuning.typed_past, 0.0);
+        assert_eq!(parse(&[]).unwrap().tuning.typed_past, 2.0);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! A proposed word the user typed past (kept typing the same word instead of
 //! accepting it) gives way: for the rest of that word the next best takes
 //! the top, and the word typed past moves to the menu's last entry
-//! (`Tuning::typed_through`). Real default model, cpu backend.
+//! (`Tuning::typed_past`). Real default model, cpu backend.
 
 use laya::engine::{Engine, Prediction, Request};
 
@@ -42,7 +42,7 @@ const CONTEXT: &str = "The function returns the number of bytes written to the "
 fn a_word_typed_past_leaves_the_top_for_the_rest_of_that_word() {
     // Without the rule, the word proposed before typing is still the top
     // after its first letter (so the rule is what changes it below).
-    let mut off = engine("typed_through=0");
+    let mut off = engine("typed_past=0");
     let (top, typed) = typed_one_letter(&mut off, CONTEXT);
     assert_eq!(ask(&mut off, &typed).candidates[0].word, top);
 
@@ -61,7 +61,7 @@ fn a_word_typed_past_leaves_the_top_for_the_rest_of_that_word() {
     assert_ne!(words(&ask(&mut e, &two))[0], top);
 
     // Left out altogether with 1.
-    let mut drop = engine("typed_through=1");
+    let mut drop = engine("typed_past=1");
     typed_one_letter(&mut drop, CONTEXT);
     assert!(!words(&ask(&mut drop, &typed)).contains(&top.as_str()));
 }
