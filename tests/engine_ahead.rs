@@ -137,3 +137,31 @@ fn a_word_that_gave_way_is_still_the_one_thought_ahead() {
     ask(&mut e, &format!("{ctx}{top} "));
     assert_eq!(e.last_cost().steps, 0, "{top:?} was not stepped ahead");
 }
+
+#[test]
+fn a_word_typed_out_in_full_is_the_one_thought_ahead() {
+    let mut e = engine(true);
+    let ask = |e: &mut Engine, before: &str| {
+        e.predict(&Request {
+            buffer: 4,
+            before,
+            after: "",
+            filetype: "",
+            k: 3,
+            seen_last: false,
+        })
+    };
+    // "the" typed in full: every candidate is longer ("then", "there"...),
+    // yet "the" is the likeliest word to end here.
+    let before = "The function returns the number of bytes written to the";
+    let p = ask(&mut e, before);
+    assert!(
+        p.candidates.iter().all(|c| c.word != "the"),
+        "{:?}",
+        p.candidates
+    );
+    e.think_ahead(4);
+    e.wait_ahead();
+    ask(&mut e, &format!("{before} "));
+    assert_eq!(e.last_cost().steps, 0, "\"the\" was not stepped ahead");
+}

@@ -517,7 +517,8 @@ impl Engine {
         let likeliest = likeliest.as_ref().or(pred.candidates.first());
         entry.best = match (&self.vocab, likeliest) {
             (Some(v), Some(c)) if neural && c.replace == 0 && is_one_word(&c.word) => {
-                Some((entry.ctx.version, v.word_id(&c.word).unwrap_or(UNK)))
+                let id = v.word_id(&c.word).unwrap_or(UNK);
+                Some((entry.ctx.version, word_ending_here(&entry, v, prefix, id)))
             }
             _ => None,
         };
@@ -1230,6 +1231,25 @@ impl Engine {
 }
 
 /// True for a single word token (what `vocab.word_id` can name).
+/// The word to think ahead over: `best` (the top candidate's token), or the
+/// typed prefix itself when it is a vocabulary word the model finds likelier
+/// (candidates are always longer than the prefix, but a word typed out in
+/// full ends right here: "the" rather than its top candidate "then").
+fn word_ending_here(entry: &BufferEntry, vocab: &Vocab, prefix: &str, best: u32) -> u32 {
+    let (Some(dist), Some(typed)) = (&entry.dist, vocab.word_id(prefix)) else {
+        return best;
+    };
+    if dist.version != entry.ctx.version {
+        return best;
+    }
+    let p = |id: u32| dist.probs.get(id as usize).copied().unwrap_or(0.0);
+    if p(typed) > p(best) {
+        typed
+    } else {
+        best
+    }
+}
+
 fn is_one_word(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
