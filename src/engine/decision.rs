@@ -1230,7 +1230,6 @@ impl Engine {
     }
 }
 
-/// True for a single word token (what `vocab.word_id` can name).
 /// The word to think ahead over: `best` (the top candidate's token), or the
 /// typed prefix itself when it is a vocabulary word the model finds likelier
 /// (candidates are always longer than the prefix, but a word typed out in
@@ -1250,6 +1249,7 @@ fn word_ending_here(entry: &BufferEntry, vocab: &Vocab, prefix: &str, best: u32)
     }
 }
 
+/// True for a single word token (what `vocab.word_id` can name).
 fn is_one_word(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
