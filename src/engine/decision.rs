@@ -682,47 +682,17 @@ impl Engine {
         k: usize,
         passed: &[String],
     ) -> (Prediction, Option<Candidate>) {
+        let ranked = self.rank(entry, prefix, k + passed.len());
+        // The ranking's first before any word gives way (None: the same).
+        let likeliest = (!passed.is_empty())
+            .then(|| ranked.candidates.first().cloned())
+            .flatten();
+        let move_last = self.opts.tuning.typed_past >= 2.0;
         let Ranked {
             mut candidates,
-            mut listed,
+            listed,
             mass_known,
-        } = self.rank(entry, prefix, k + passed.len());
-        // The ranking's first before any word gives way (None: the same).
-        let mut likeliest = None;
-        if !passed.is_empty() {
-            likeliest = candidates.first().cloned();
-            let (mut keep, mut keep_listed, mut moved) = (Vec::new(), Vec::new(), Vec::new());
-            for (c, l) in candidates.into_iter().zip(listed) {
-                if passed.contains(&c.word) {
-                    moved.push((c, l));
-                } else {
-                    keep.push(c);
-                    keep_listed.push(l);
-                }
-            }
-            keep.truncate(k);
-            keep_listed.truncate(k);
-            // The word typed past is known not to be wanted: the others'
-            // scores are their share of what is left (the ghost threshold
-            // applies to that).
-            let gone: f32 = moved.iter().map(|(c, _)| c.score).sum();
-            if gone < 1.0 {
-                for c in keep.iter_mut() {
-                    c.score = (c.score / (1.0 - gone)).min(1.0);
-                }
-            }
-            if self.opts.tuning.typed_past >= 2.0 && !moved.is_empty() {
-                if keep.len() == k {
-                    keep.pop();
-                    keep_listed.pop();
-                }
-                let (c, l) = moved.swap_remove(0);
-                keep.push(c);
-                keep_listed.push(l);
-            }
-            candidates = keep;
-            listed = keep_listed;
-        }
+        } = give_way(ranked, passed, k, move_last);
         // "Fits nothing well": no known word starts with the prefix (or almost
         // no probability does) and the prefix is not itself a known word. The
         // word list beyond the vocabulary is left out: it holds misspellings
@@ -1227,6 +1197,41 @@ impl Engine {
             text: text.clone(),
         });
         text
+    }
+}
+
+/// The best `k` of `ranked` without the words typed past (`passed`), the
+/// first of those last when `move_last`; the others' scores become their
+/// share of what is left (the word typed past is known not to be wanted,
+/// and the ghost threshold applies to that share).
+fn give_way(ranked: Ranked, passed: &[String], k: usize, move_last: bool) -> Ranked {
+    if passed.is_empty() {
+        return ranked;
+    }
+    let (mut keep, mut moved) = (Vec::new(), Vec::new());
+    for (c, l) in ranked.candidates.into_iter().zip(ranked.listed) {
+        if passed.contains(&c.word) {
+            moved.push((c, l));
+        } else {
+            keep.push((c, l));
+        }
+    }
+    keep.truncate(k);
+    let gone: f32 = moved.iter().map(|(c, _)| c.score).sum();
+    if gone < 1.0 {
+        for (c, _) in keep.iter_mut() {
+            c.score = (c.score / (1.0 - gone)).min(1.0);
+        }
+    }
+    if move_last && !moved.is_empty() {
+        keep.truncate(k - 1);
+        keep.push(moved.swap_remove(0));
+    }
+    let (candidates, listed) = keep.into_iter().unzip();
+    Ranked {
+        candidates,
+        listed,
+        mass_known: ranked.mass_known,
     }
 }
 
