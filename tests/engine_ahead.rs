@@ -8,6 +8,10 @@
 use laya::engine::{Engine, EngineOptions, Request};
 use std::path::Path;
 
+#[path = "support/default_engine.rs"]
+mod default_engine;
+use default_engine::request;
+
 fn engine(think_ahead: bool) -> Engine {
     let e = Engine::new(EngineOptions {
         model_path: Some(
@@ -117,16 +121,7 @@ fn a_forgotten_buffer_does_not_inherit_work_done_for_its_old_text() {
 fn a_word_that_gave_way_is_still_the_one_thought_ahead() {
     let mut e = engine(true);
     let ctx = "The function returns the number of bytes written to the ";
-    let ask = |e: &mut Engine, before: &str| {
-        e.predict(&Request {
-            buffer: 3,
-            before,
-            after: "",
-            filetype: "",
-            k: 3,
-            seen_last: true,
-        })
-    };
+    let ask = |e: &mut Engine, before: &str| e.predict(&request(3, before, true));
     let top = ask(&mut e, ctx).candidates[0].word.clone();
     // Typed past (read): another word is on top now...
     let typed = format!("{ctx}{}", &top[..1]);
@@ -141,16 +136,7 @@ fn a_word_that_gave_way_is_still_the_one_thought_ahead() {
 #[test]
 fn a_word_typed_out_in_full_is_the_one_thought_ahead() {
     let mut e = engine(true);
-    let ask = |e: &mut Engine, before: &str| {
-        e.predict(&Request {
-            buffer: 4,
-            before,
-            after: "",
-            filetype: "",
-            k: 3,
-            seen_last: false,
-        })
-    };
+    let ask = |e: &mut Engine, before: &str| e.predict(&request(4, before, false));
     // "the" typed in full: every candidate is longer ("then", "there"...),
     // yet "the" is the likeliest word to end here.
     let before = "The function returns the number of bytes written to the";

@@ -3,21 +3,15 @@
 //! the top, and the word typed past moves to the menu's last entry
 //! (`Tuning::typed_past`). Real default model, cpu backend.
 
-use laya::engine::{Engine, Prediction, Request};
+use laya::engine::{Engine, Prediction};
 
 #[path = "support/default_engine.rs"]
 mod default_engine;
-use default_engine::engine;
+use default_engine::{engine, request};
 
+/// Every answer read (as by METRICS.md's user).
 fn ask(e: &mut Engine, before: &str) -> Prediction {
-    e.predict(&Request {
-        buffer: 1,
-        before,
-        after: "",
-        filetype: "",
-        k: 3,
-        seen_last: true,
-    })
+    e.predict(&request(1, before, true))
 }
 
 fn words(p: &Prediction) -> Vec<&str> {

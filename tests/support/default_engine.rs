@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
-use laya::engine::{Engine, EngineOptions, Tuning};
+use laya::engine::{Engine, EngineOptions, Request, Tuning};
 use std::path::{Path, PathBuf};
 
 /// The repository's `models/` folder.
@@ -30,4 +30,17 @@ pub fn engine(tune: &str) -> Engine {
     let e = engine_at(models().join("laya-default.safetensors"), tune);
     assert_eq!(e.info().model_error, None);
     e
+}
+
+/// A request for 3 candidates with `before` the cursor in `buffer`;
+/// `seen_last`: the previous answer was read (see `Request::seen_last`).
+pub fn request(buffer: u64, before: &str, seen_last: bool) -> Request<'_> {
+    Request {
+        buffer,
+        before,
+        after: "",
+        filetype: "",
+        k: 3,
+        seen_last,
+    }
 }
