@@ -79,7 +79,7 @@ function M.send(state, seen)
     return false
   end
   local ctx = M.build(state)
-  ctx.seen = seen == true
+  ctx.seen = seen
   M.last_sent[state.buf] = { buf = ctx.buf, row = ctx.row, col = ctx.col, head = ctx.head, seq = ctx.seq }
   require('laya.host').predict(ctx)
   return true

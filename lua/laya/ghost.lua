@@ -110,8 +110,8 @@ end
 --- then tells the host it was read and not wanted.
 function M.seen(before)
   local wait = require('laya.config').options.ghost.give_way
-  local c, it = M.current, M.item()
-  if wait == false or not it or not c.shown_at or it.rank ~= 1 or not M.visible() then
+  local c = M.current
+  if wait == false or not M.visible() or M.item().rank ~= 1 or not c.shown_at then
     return false
   end
   return require('laya.context').same(c, before) and (vim.uv.hrtime() - c.shown_at) >= wait * 1e6
