@@ -86,6 +86,7 @@ def main(folder):
         + (f", seed MLX p50 {spread(cols['s50'])}, seed/decision {min(cols['sr']):.1f}–{max(cols['sr']):.1f}×"
            if cols["sr"] else "")
     )
+    ghost_table(runs)
     print()
     print("Stages of the last run (µs; each from the previous mark):")
     print()
@@ -113,6 +114,37 @@ def main(folder):
     print(f"RSS after the last run: Neovim {rss['nvim'] / 1024:.1f} MB, host "
           f"{(rss.get('host') or 0) / 1024:.1f} MB; {last['keystrokes_per_s']:.0f} keys/s replayed")
     return 0
+
+
+def ghost_table(runs):
+    """Keystroke → ghost text on screen, for the keys whose answer showed ghost
+    text: at once when the host's answer to that key, worked out in advance
+    (its answers to the next keys), was already there; else when the answer
+    drew it."""
+    runs = [(n, r) for n, r in runs if r.get("ghost_ready", {}).get("n")]
+    if not runs:
+        return
+    print()
+    print("Keystroke → ghost text on screen (keys whose answer showed ghost text):")
+    print()
+    print("| run | keys | at once | replaced / withdrawn | p50 | p90 | p99 | max | /ping p50 | /echo p50 "
+          "| answer p50 (same keys) | answer p99 |")
+    print("| --- |" + " ---: |" * 11)
+    g50, g99, gp = [], [], []
+    for n, r in runs:
+        g, sc, p, o, a = r["ghost_ready"], r["ghost_screen"], r["ping"], r["echo"], r["e2e_ghost"]
+        print(
+            f"| {n} | {sc['ghost_keys']} | {100 * sc['ready_at_once'] / sc['ghost_keys']:.0f} % "
+            f"| {sc['replaced']} / {sc['withdrawn']} | {g['p50_us']:.0f} | {g['p90_us']:.0f} | {g['p99_us']:.0f} "
+            f"| {g['max_us']:.0f} | {g['p50_us'] / p['p50_us']:.2f}× | {g['p50_us'] / o['p50_us']:.2f}× "
+            f"| {a['p50_us']:.0f} | {a['p99_us']:.0f} |"
+        )
+        g50.append(g["p50_us"])
+        g99.append(g["p99_us"])
+        gp.append(g["p50_us"] / p["p50_us"])
+    print()
+    print(f"Spread over {len(runs)} runs (µs): ghost text p50 {spread(g50)}, p99 {spread(g99)}, "
+          f"ghost text / ping p50 {min(gp):.2f}–{max(gp):.2f}×")
 
 
 if __name__ == "__main__":

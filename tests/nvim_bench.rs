@@ -135,6 +135,17 @@ fn headless_layabench_writes_a_complete_results_file() {
         .map(|b| num(b, "count"))
         .sum();
     assert_eq!(hist_total, num(&r["e2e"], "n"));
+    // The ghost text on screen: one sample per answered key that showed
+    // ghost text, some of them there at once (answered in advance by the
+    // host), none of them later than that key's answer.
+    let screen = &r["ghost_screen"];
+    assert_summary("ghost_ready", &r["ghost_ready"]);
+    assert_eq!(num(&r["ghost_ready"], "n"), num(screen, "ghost_keys"));
+    assert_eq!(num(&r["e2e_ghost"], "n"), num(screen, "ghost_keys"));
+    assert!(num(screen, "ready_at_once") > 0.0, "{screen}");
+    assert_eq!(num(&r["ghost_at_once"], "n"), num(screen, "ready_at_once"));
+    assert!(num(&r["ghost_ready"], "max_us") <= num(&r["e2e_ghost"], "max_us"));
+    assert!(num(&r["host_counters"], "next_keys_sent") > 0.0);
     // What ran, and where.
     for key in ["backend", "device", "quantization", "date", "nvim_version"] {
         assert!(r[key].is_string(), "`{key}` missing: {r}");
@@ -244,7 +255,7 @@ async fn interactive_layabench_opens_the_floating_report() {
     // Typed like a user (not through an RPC request, which the replay's
     // Insert mode would otherwise be nested in).
     s.input(":LayaBench keys=40 warmup=2 rate=5<CR>").await;
-    s.wait_screen("keystroke → ghost text:").await;
+    s.wait_screen("keystroke → host's answer shown:").await;
     s.wait_screen("ping floor").await;
     let float = s
         .lua(
@@ -265,9 +276,11 @@ async fn interactive_layabench_opens_the_floating_report() {
         "decision",
         "RSS",
         "keys/s",
-        "ratio",
         "echo floor",
-        "e2e / echo",
+        "keystroke → ghost text on screen",
+        "ghost text / ping",
+        "answer / echo",
+        "replaced by the answer",
     ] {
         assert!(all.contains(part), "report lacks `{part}`:\n{all}");
     }

@@ -140,6 +140,49 @@ async fn typing_what_the_ghost_shows_trims_it_without_a_round_trip() {
     s.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_the_host_answered_in_advance_shows_its_ghost_without_a_round_trip() {
+    let s = Session::start("ghost-next-keys").await;
+    s.lua("require('laya').setup({ ghost = { give_way = false } }) return true")
+        .await;
+    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
+        .await;
+    s.input("ze").await;
+    s.wait_ghost_starting("bra").await;
+    // After its answer the host works out the answers to the next keys.
+    s.wait_for("the answers to the next keys", || async {
+        let v = s
+            .lua("local c = require('laya.ghost').current return c and c.next_keys and c.next_keys.n and c.next_keys.n.ghost or vim.NIL")
+            .await;
+        v.as_str().map(str::to_string)
+    })
+    .await;
+    // Freeze the host: from now on no answer can arrive.
+    let pid = s.host_pid().await.unwrap();
+    Session::signal(pid, "STOP");
+    let answers = s.stats().await["answers"].clone();
+    // "n" is not what the ghost shows ("bra"), so trimming would hide it;
+    // the host's answer for "zen", worked out in advance, is shown instead.
+    s.input("n").await;
+    let ghost = s.wait_ghost_starting("ith").await;
+    s.wait_screen_line(2, &format!("zen{ghost}")).await;
+    assert_eq!(
+        s.stats().await["answers"],
+        answers,
+        "shown without an answer"
+    );
+    Session::signal(pid, "CONT");
+    // The host's own answer to "zen", when it comes, is the same.
+    s.wait_for("the answer to zen", || async {
+        (s.stats().await["answers"] != answers).then_some(())
+    })
+    .await;
+    let (prefix, words) = answered(&s).await;
+    assert_eq!((prefix.as_str(), words[0].as_str()), ("zen", "zenith"));
+    s.wait_ghost_starting("ith").await;
+    s.quit().await;
+}
+
 /// The suggestion for the last context sent, once its answer is in:
 /// (typed prefix, candidate words best first).
 async fn answered(s: &Session) -> (String, Vec<String>) {
@@ -274,7 +317,8 @@ async fn one_message_each_way_per_keystroke() {
     );
     // Type one key at a time and wait for its answer: each key sends one
     // predict (InsertCharPre; the TextChangedI/CursorMovedI that follow see
-    // the same state) and gets one answer back.
+    // the same state) and gets one answer back (and, once it is out, the
+    // answers to the next keys, which are not answers to a key sent).
     let text = "the zephyrine";
     for (i, c) in text.chars().enumerate() {
         s.input(&c.to_string()).await;

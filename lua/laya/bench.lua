@@ -177,10 +177,15 @@ function M.run(opts)
     H.close_scratch(tab, buf)
     return nil, "LayaBench: Laya is off for a scratch buffer with no filetype (see the `filetypes['*']` option)"
   end
-  local run = { keys = keys, key_ns = {}, shown = {}, pings = {}, echoes = {}, typed = 0 }
+  local run = { keys = keys, key_ns = {}, shown = {}, on_screen = {}, pings = {}, echoes = {}, typed = 0 }
   local observer = function(t, answer)
     H.on_shown(run, t, answer)
   end
+  local ghost = require('laya.ghost')
+  local screen_observer = function(text, answer_seq)
+    H.on_screen(run, text, answer_seq)
+  end
+  table.insert(ghost.observers, screen_observer)
   local echo_observer = function(answer, received_ns)
     H.on_echo(run, answer, received_ns)
   end
@@ -194,6 +199,7 @@ function M.run(opts)
   menu.auto = auto_menu
   H.remove(host.observers, observer)
   H.remove(host.echo_observers, echo_observer)
+  H.remove(ghost.observers, screen_observer)
   -- The host's view after the run (its latency ring, counters).
   local after = host.request('status') or st
   local host_pid = host.pid
@@ -234,8 +240,20 @@ function H.on_shown(run, t, answer)
   end
   if k > 0 and not run.shown[k] then
     t.ghost = type(answer) == 'table' and answer.ghost or nil
+    t.text = require('laya.ghost').shown()
     run.shown[k] = t
   end
+end
+
+--- Observer of laya.ghost: the ghost text changed on screen without an
+--- answer (typed through at InsertCharPre, or hidden), during key `typed`.
+function H.on_screen(run, text, answer_seq)
+  if answer_seq or run.typed == 0 then
+    return
+  end
+  local list = run.on_screen[run.typed] or {}
+  list[#list + 1] = { ns = hrtime(), text = text }
+  run.on_screen[run.typed] = list
 end
 
 --- Types `keys`, one per `rate_ms`; half way between two keys, in turn, a

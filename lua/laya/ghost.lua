@@ -3,8 +3,10 @@
 ---
 --- Owns the "current suggestion": the candidates of the last fresh answer,
 --- which one is shown (next/prev), and the cursor state they belong to.
---- Typing a character the ghost text starts with trims it here at once (no
---- round trip, so no flicker); anything else hides it until the next answer.
+--- A typed character is answered here at once, without waiting for the
+--- host: with the answer the host worked out in advance for that key (see
+--- `on_next_keys`), else by trimming the ghost text when it starts with the
+--- character; anything else hides it until the next answer.
 
 local M = {}
 local H = {}
@@ -19,11 +21,28 @@ local MARK = 1
 ---@field source string 'model' | 'buffer' | 'words' | 'correction'
 ---@field rank integer 1 = the engine's best
 
---- { buf, row, col, head, prefix, list = laya.Suggestion[], index, seq } or nil
+--- { buf, row, col, head, prefix, list = laya.Suggestion[], index, seq,
+--- next_keys } or nil; `seq` is nil for a suggestion made here (typed
+--- through), `next_keys` the host's answers to the next keys once they came.
 M.current = nil
 --- The state the user dismissed the ghost at: answers for it stay hidden.
 H.dismissed = nil
 H.mark_buf = nil
+--- The ghost text on screen now (nil: none).
+H.shown = nil
+--- While an answer is drawn: its seq, passed to the observers.
+H.answer_seq = nil
+--- Called with (text on screen or nil, answer seq or nil) whenever the ghost
+--- text changes: the seq when an answer from the host drew it, nil when it
+--- changed here at once (typed through, hidden). For benchmarks.
+M.observers = {}
+
+local function on_screen(text)
+  H.shown = text
+  for _, f in ipairs(M.observers) do
+    pcall(f, text, H.answer_seq)
+  end
+end
 
 local function first_line(s)
   return (s:match('^[^\n]*'))
@@ -59,15 +78,11 @@ function M.suggestions(answer)
   return list, ghost ~= '' and 1 or 0
 end
 
---- Handles one answer from the host; false when it was stale (dropped).
-function M.on_answer(answer)
-  local context = require('laya.context')
-  if not context.is_fresh(answer) then
-    return false
-  end
-  local state = context.state()
+--- The current suggestion for cursor `state` from `answer` (a table with
+--- `prefix`, `ghost`, `items`).
+function H.suggestion(state, answer, seq)
   local list, index = M.suggestions(answer)
-  M.current = {
+  return {
     buf = state.buf,
     row = state.row,
     col = state.col,
@@ -75,14 +90,37 @@ function M.on_answer(answer)
     prefix = answer.prefix or '',
     list = list,
     index = index,
-    seq = answer.seq,
+    seq = seq,
   }
+end
+
+--- The host's answers to the next keys after its answer `msg.seq` (see
+--- `laya.host.on_next_keys`): kept while that answer is the current one.
+function M.on_next_keys(msg)
+  local c = M.current
+  if not c or c.seq ~= msg.seq or c.buf ~= msg.buf or c.row ~= msg.row or c.col ~= msg.col then
+    return false
+  end
+  c.next_keys = msg.keys
+  return true
+end
+
+--- Handles one answer from the host; false when it was stale (dropped).
+function M.on_answer(answer)
+  local context = require('laya.context')
+  if not context.is_fresh(answer) then
+    return false
+  end
+  local state = context.state()
+  M.current = H.suggestion(state, answer, answer.seq)
   if context.same(H.dismissed, state) then
     M.current.index = 0
   end
+  H.answer_seq = answer.seq
   M.render()
+  H.answer_seq = nil
   M.current.shown_at = M.visible() and vim.uv.hrtime() or nil
-  if require('laya.config').options.menu.auto and #list > 0 then
+  if require('laya.config').options.menu.auto and #M.current.list > 0 then
     require('laya.menu').open(true)
   end
   return true
@@ -105,6 +143,11 @@ function M.visible()
   return H.mark_buf ~= nil and M.item() ~= nil
 end
 
+--- The ghost text on screen, or nil.
+function M.shown()
+  return H.shown
+end
+
 --- InsertCharPre at `before` (the state now): was the engine's best word on
 --- screen as ghost text for `ghost.give_way` ms or more? Typing on past it
 --- then tells the host it was read and not wanted.
@@ -121,6 +164,7 @@ function H.clear_mark()
   if H.mark_buf then
     pcall(vim.api.nvim_buf_del_extmark, H.mark_buf, M.ns, MARK)
     H.mark_buf = nil
+    on_screen(nil)
   end
 end
 
@@ -145,6 +189,7 @@ function M.render(col)
     hl_mode = 'combine',
   })
   H.mark_buf = ok and c.buf or nil
+  on_screen(ok and shown or nil)
 end
 
 --- Removes the ghost text and forgets the suggestion.
@@ -158,6 +203,24 @@ function M.sync(state)
   if M.current and not require('laya.context').same(M.current, state) then
     M.hide()
   end
+end
+
+--- InsertCharPre: the user typed `char` at `before` (the state now). Shows
+--- at once what the host will answer: its answer worked out in advance for
+--- this key when it has one, else the suggestions trimmed (`type_through`).
+--- True when a suggestion is shown.
+function M.typed(before, char)
+  local c = M.current
+  local answer = c and c.next_keys and c.next_keys[char]
+  if not answer or not require('laya.context').same(c, before) then
+    return M.type_through(before, char)
+  end
+  local after = { buf = c.buf, row = c.row, col = c.col + #char, head = c.head .. char }
+  M.current = H.suggestion(after, answer, nil)
+  -- The char is not inserted yet: draw at the old column (see type_through).
+  M.render(before.col)
+  M.current.shown_at = M.visible() and vim.uv.hrtime() or nil
+  return M.visible()
 end
 
 --- InsertCharPre: `char` is about to be inserted at `before` (the state

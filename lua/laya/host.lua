@@ -12,7 +12,7 @@ local H = {}
 M.chan = nil
 M.pid = nil
 --- Counters shown by :Laya status and used by tests.
-M.stats = { sent = 0, answers = 0, dropped = 0, shown = 0, starts = 0, exits = 0 }
+M.stats = { sent = 0, answers = 0, dropped = 0, shown = 0, starts = 0, exits = 0, next_keys = 0, next_keys_kept = 0 }
 --- hrtime (ns) of each send, by seq; only the latest few are kept.
 H.sent_at = {}
 H.failures = 0
@@ -221,6 +221,17 @@ function M.request(method, ...)
     return nil, tostring(res)
   end
   return res
+end
+
+--- Called by the host after an answer, between keystrokes: its answers to
+--- the likeliest next keys (`{ buf, seq, row, col, keys = { [char] = { prefix,
+--- ghost, items } } }`, see src/rpc/decide.rs), which laya.ghost shows the
+--- moment such a key is typed.
+function M.on_next_keys(msg)
+  M.stats.next_keys = M.stats.next_keys + 1
+  if require('laya.ghost').on_next_keys(msg) then
+    M.stats.next_keys_kept = M.stats.next_keys_kept + 1
+  end
 end
 
 --- Called by the host with one answer (a table, see src/rpc/decide.rs).

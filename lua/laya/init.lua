@@ -139,7 +139,7 @@ function H.on_char()
     -- to the next best, so it is not trimmed in the meantime.
     ghost.hide()
   else
-    ghost.type_through(before, char)
+    ghost.typed(before, char)
   end
   context.send(context.state(char), seen)
 end

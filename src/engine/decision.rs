@@ -557,6 +557,59 @@ impl Engine {
         ));
     }
 
+    /// The answers `predict` would give to the likeliest next keys in
+    /// `buffer`, worked out between keystrokes so that the editor can show
+    /// them the moment a key is typed: for each character that a candidate
+    /// of `last` (the last answer for that buffer) continues with, in the
+    /// candidates' order and up to `max_keys`, the prediction for the same
+    /// text plus that character (as `predict` would answer it with
+    /// `seen_last` false; `k` candidates). Changes nothing a later `predict`
+    /// sees. Only characters that keep the word going (letters, digits, `_`)
+    /// are answered; `stop` is asked before each (true: a keystroke is
+    /// waiting, give up).
+    pub fn next_keys(
+        &mut self,
+        buffer: u64,
+        last: &Prediction,
+        k: usize,
+        max_keys: usize,
+        stop: &dyn Fn() -> bool,
+    ) -> Vec<(char, Prediction)> {
+        let mut keys: Vec<char> = Vec::new();
+        for c in &last.candidates {
+            let Some(ch) = c.insert.chars().next() else {
+                continue;
+            };
+            if c.replace == 0
+                && (ch.is_ascii_alphanumeric() || ch == '_')
+                && !keys.contains(&ch)
+                && keys.len() < max_keys
+            {
+                keys.push(ch);
+            }
+        }
+        let Some(mut entry) = self.buffers.remove(&buffer) else {
+            return Vec::new();
+        };
+        // Only from the state `last` was answered in.
+        let current = entry
+            .typed_past
+            .as_ref()
+            .is_some_and(|t| t.version == entry.ctx.version && t.prefix == last.prefix);
+        let mut out = Vec::new();
+        for ch in keys {
+            if !current || stop() {
+                break;
+            }
+            let prefix = format!("{}{ch}", last.prefix);
+            if let Some(p) = self.next_key(&mut entry, &prefix, k.max(1)) {
+                out.push((ch, p));
+            }
+        }
+        self.buffers.insert(buffer, entry);
+        out
+    }
+
     /// Blocks until the helper thread has done the work given to it
     /// (tests and benchmarks that want it done between keystrokes).
     pub fn wait_ahead(&self) {
@@ -693,22 +746,7 @@ impl Engine {
             listed,
             mass_known,
         } = give_way(ranked, passed, k, move_last);
-        // "Fits nothing well": no known word starts with the prefix (or almost
-        // no probability does) and the prefix is not itself a known word. The
-        // word list beyond the vocabulary is left out: it holds misspellings
-        // seen twice in the corpus too, and one must still get corrections.
-        let known = |w: &str| {
-            self.vocab.as_ref().is_some_and(|v| v.word_id(w).is_some())
-                || entry.ctx.words.prob(w) > 0.0
-                || self.user_words.prob(w) > 0.0
-        };
-        if self.opts.corrections
-            && looks_like_a_word(prefix)
-            && prefix.len() >= 3
-            && (listed.iter().all(|&l| l) || mass_known < 1e-6)
-            && !known(prefix)
-            && !known(&prefix.to_ascii_lowercase())
-        {
+        if self.wants_corrections(entry, prefix, &listed, mass_known) {
             if let Some(vocab) = &self.vocab {
                 let narrowed = entry.fixes.as_ref().and_then(|f| f.narrow(prefix));
                 let fixes = narrowed
@@ -727,6 +765,43 @@ impl Engine {
                 }
             }
         }
+        let ghost = self.ghost(entry, prefix, &candidates);
+        let pred = Prediction {
+            prefix: prefix.to_string(),
+            candidates,
+            ghost,
+        };
+        (pred, likeliest)
+    }
+
+    /// "Fits nothing well": no known word starts with the prefix (or almost
+    /// no probability does) and the prefix is not itself a known word. The
+    /// word list beyond the vocabulary is left out: it holds misspellings
+    /// seen twice in the corpus too, and one must still get corrections.
+    fn wants_corrections(
+        &self,
+        entry: &BufferEntry,
+        prefix: &str,
+        listed: &[bool],
+        mass_known: f32,
+    ) -> bool {
+        let known = |w: &str| {
+            self.vocab.as_ref().is_some_and(|v| v.word_id(w).is_some())
+                || entry.ctx.words.prob(w) > 0.0
+                || self.user_words.prob(w) > 0.0
+        };
+        self.opts.corrections
+            && looks_like_a_word(prefix)
+            && prefix.len() >= 3
+            && (listed.iter().all(|&l| l) || mass_known < 1e-6)
+            && !known(prefix)
+            && !known(&prefix.to_ascii_lowercase())
+    }
+
+    /// The ghost text for `candidates` (best first) completing `prefix`:
+    /// the top one's rest when it is likely enough, continued by the words
+    /// the model is confident follow it.
+    fn ghost(&mut self, entry: &mut BufferEntry, prefix: &str, candidates: &[Candidate]) -> String {
         let threshold = self.opts.threshold.unwrap_or(DEFAULT_THRESHOLD);
         let mut ghost = String::new();
         if let Some(top) = candidates.first() {
@@ -741,12 +816,41 @@ impl Engine {
                 ghost.push_str(&more);
             }
         }
-        let pred = Prediction {
+        ghost
+    }
+
+    /// What `predict` answers when one more character of the word is typed
+    /// after the last request of `buffer` (`seen_last` false): the same
+    /// ranking, words typed past and ghost, from the context and
+    /// distribution already there. None when that answer would search for
+    /// corrections (work a keystroke does, not a guess).
+    fn next_key(&mut self, entry: &mut BufferEntry, prefix: &str, k: usize) -> Option<Prediction> {
+        let passed = match &entry.typed_past {
+            Some(t)
+                if self.opts.tuning.typed_past > 0.0
+                    && t.version == entry.ctx.version
+                    && prefix.starts_with(&t.prefix) =>
+            {
+                t.words.clone()
+            }
+            _ => Vec::new(),
+        };
+        let ranked = self.rank(entry, prefix, k + passed.len());
+        let move_last = self.opts.tuning.typed_past >= 2.0;
+        let Ranked {
+            candidates,
+            listed,
+            mass_known,
+        } = give_way(ranked, &passed, k, move_last);
+        if self.wants_corrections(entry, prefix, &listed, mass_known) {
+            return None;
+        }
+        let ghost = self.ghost(entry, prefix, &candidates);
+        Some(Prediction {
             prefix: prefix.to_string(),
             candidates,
             ghost,
-        };
-        (pred, likeliest)
+        })
     }
 
     /// Ranks words completing `prefix`: the best `k` and the total

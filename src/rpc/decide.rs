@@ -16,8 +16,13 @@ use std::time::Duration;
 
 /// The Lua function that receives answers (lua/laya/host.lua).
 pub const ANSWER_LUA: &str = "require('laya.host').on_answer(...)";
+/// The Lua function that receives the answers to the next keys.
+pub const NEXT_KEYS_LUA: &str = "require('laya.host').on_next_keys(...)";
 /// Candidates asked of the engine per keystroke (ghost + menu).
 const CANDIDATES: usize = 8;
+/// Next keys answered in advance after each answer (the candidates' next
+/// characters, best first).
+const NEXT_KEYS: usize = 6;
 
 pub struct Decider {
     pub options: EngineOptions,
@@ -28,6 +33,9 @@ pub struct Decider {
     pub info: Arc<Mutex<Option<EngineInfo>>>,
     /// Test-only: sleep this long before each decision (LAYA_TEST_DELAY_MS).
     pub test_delay: Option<Duration>,
+    /// After each answer, work out the answers to the likeliest next keys
+    /// and send them too (see `Engine::next_keys`).
+    pub next_keys: bool,
 }
 
 impl Decider {
@@ -106,10 +114,35 @@ impl Decider {
     }
 
     fn send_answer(&self, answer: Value) -> std::io::Result<()> {
+        self.send(ANSWER_LUA, answer)
+    }
+
+    fn send(&self, lua: &str, arg: Value) -> std::io::Result<()> {
         self.outbox.notify(
             "nvim_exec_lua",
-            vec![Value::from(ANSWER_LUA), Value::Array(vec![answer])],
+            vec![Value::from(lua), Value::Array(vec![arg])],
         )
+    }
+
+    /// Between keystrokes, after an answer: the answers to the likeliest
+    /// next keys, so that Neovim can show the right one the moment its key
+    /// is typed (the real answer follows and confirms it). Given up as soon
+    /// as a keystroke waits; nothing is sent then.
+    fn send_next_keys(&self, engine: &mut Engine, job: &Job, last: &Prediction) {
+        let inbox = &self.inbox;
+        let stop = || inbox.waiting();
+        let keys = self
+            .guarded("next_keys", || {
+                engine.next_keys(job.params.buffer, last, CANDIDATES, NEXT_KEYS, &stop)
+            })
+            .unwrap_or_default();
+        if keys.is_empty() || inbox.waiting() {
+            return;
+        }
+        Stats::bump(&self.stats.next_keys_sent);
+        if let Err(e) = self.send(NEXT_KEYS_LUA, next_keys_value(job, &keys, now_us())) {
+            error!("cannot send next keys to Neovim: {e}");
+        }
     }
 
     fn answer(&self, engine: &mut Engine, job: Job) {
@@ -148,12 +181,56 @@ impl Decider {
         }
         // The answer is out: the rest is guesswork for the next keystroke.
         self.guarded("think_ahead", || engine.think_ahead(p.buffer));
+        if self.next_keys {
+            self.send_next_keys(engine, &job, &prediction);
+        }
     }
 }
 
 /// The answer table the Lua side receives (see lua/laya/host.lua).
 pub fn answer_value(job: &Job, pred: &Prediction, start_us: u64, done_us: u64) -> Value {
     let p = &job.params;
+    let mut fields = vec![
+        ("buf", Value::from(p.buffer)),
+        ("seq", Value::from(p.seq)),
+        ("tick", Value::from(p.changedtick)),
+        ("row", Value::from(p.row)),
+        ("col", Value::from(p.col)),
+    ];
+    fields.extend(prediction_fields(pred));
+    fields.extend([
+        ("t_recv", Value::from(job.recv_us)),
+        ("t_start", Value::from(start_us)),
+        ("t_done", Value::from(done_us)),
+    ]);
+    map(fields)
+}
+
+/// The next keys' answers for the answer to `job`: `keys` maps each
+/// character to a table like an answer's `prefix`, `ghost` and `items`.
+pub fn next_keys_value(job: &Job, keys: &[(char, Prediction)], done_us: u64) -> Value {
+    let p = &job.params;
+    let keys = keys
+        .iter()
+        .map(|(c, pred)| {
+            (
+                Value::from(c.to_string()),
+                map(prediction_fields(pred).into()),
+            )
+        })
+        .collect();
+    map(vec![
+        ("buf", Value::from(p.buffer)),
+        ("seq", Value::from(p.seq)),
+        ("row", Value::from(p.row)),
+        ("col", Value::from(p.col)),
+        ("keys", Value::Map(keys)),
+        ("t_done", Value::from(done_us)),
+    ])
+}
+
+/// `prefix`, `ghost` and `items` (the candidates) of a prediction.
+fn prediction_fields(pred: &Prediction) -> [(&'static str, Value); 3] {
     let items = pred
         .candidates
         .iter()
@@ -167,19 +244,11 @@ pub fn answer_value(job: &Job, pred: &Prediction, start_us: u64, done_us: u64) -
             ])
         })
         .collect();
-    map(vec![
-        ("buf", Value::from(p.buffer)),
-        ("seq", Value::from(p.seq)),
-        ("tick", Value::from(p.changedtick)),
-        ("row", Value::from(p.row)),
-        ("col", Value::from(p.col)),
+    [
         ("prefix", Value::from(pred.prefix.as_str())),
         ("ghost", Value::from(pred.ghost.as_str())),
         ("items", Value::Array(items)),
-        ("t_recv", Value::from(job.recv_us)),
-        ("t_start", Value::from(start_us)),
-        ("t_done", Value::from(done_us)),
-    ])
+    ]
 }
 
 pub fn map(pairs: Vec<(&str, Value)>) -> Value {

@@ -152,6 +152,7 @@ impl Host {
                     ("accepted", Value::from(Stats::get(&s.accepted))),
                     ("echo_received", Value::from(Stats::get(&s.echo_received))),
                     ("echo_answered", Value::from(Stats::get(&s.echo_answered))),
+                    ("next_keys_sent", Value::from(Stats::get(&s.next_keys_sent))),
                     ("bad_input", Value::from(Stats::get(&s.bad_input))),
                     ("engine_panics", Value::from(Stats::get(&s.engine_panics))),
                 ]),

@@ -112,6 +112,12 @@ impl Inbox {
         }
     }
 
+    /// True when a request or an event waits to be taken.
+    pub fn waiting(&self) -> bool {
+        let s = self.lock();
+        !s.events.is_empty() || !s.latest.is_empty()
+    }
+
     pub fn close(&self) {
         self.lock().closed = true;
         self.ready.notify_all();
@@ -154,11 +160,14 @@ mod tests {
     #[test]
     fn latest_per_buffer_wins_and_buffers_take_turns() {
         let inbox = Inbox::default();
+        assert!(!inbox.waiting());
         assert!(!inbox.put_predict(job(1, 1)));
         assert!(!inbox.put_predict(job(2, 2)));
         assert!(inbox.put_predict(job(1, 3)));
+        assert!(inbox.waiting());
         assert_eq!(seq(inbox.take()), 3);
         assert_eq!(seq(inbox.take()), 2);
+        assert!(!inbox.waiting());
         inbox.close();
         assert!(inbox.take().is_none());
     }

@@ -103,6 +103,9 @@ async fn run(args: ServeArgs) -> i32 {
         stats: stats.clone(),
         info: info.clone(),
         test_delay: delay,
+        // LAYA_NEXT_KEYS=0: no answers to the next keys in advance (A/B
+        // benchmarks).
+        next_keys: std::env::var("LAYA_NEXT_KEYS").map_or(true, |v| v != "0"),
     };
     if let Err(e) = decider.spawn() {
         error!("cannot start the decision thread: {e}");

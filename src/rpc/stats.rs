@@ -74,6 +74,8 @@ pub struct Stats {
     /// `echo` notifications (the benchmark floor) received and answered.
     pub echo_received: AtomicU64,
     pub echo_answered: AtomicU64,
+    /// Answers to the next keys sent (see `Engine::next_keys`).
+    pub next_keys_sent: AtomicU64,
     pub bad_input: AtomicU64,
     pub engine_panics: AtomicU64,
     /// Receive → decision done, µs, newest last.

@@ -3,6 +3,7 @@
 --- runs — and writes them as JSON.
 
 local M = {}
+local H = {}
 local stats = require('laya.bench.stats')
 
 local function fmt_us(x)
@@ -47,7 +48,12 @@ local function row(name, s)
   )
 end
 
---- A few lines: what ran, e2e vs the ping and echo floors.
+local function ratio(x)
+  return x and string.format('%.2f×', x.p50) or '-'
+end
+
+--- A few lines: what ran, the ghost text and the answers against the ping
+--- and echo floors.
 function M.summary_lines(r)
   local lines = {
     string.format(
@@ -58,23 +64,34 @@ function M.summary_lines(r)
       tostring(r.quantization)
     ),
     string.format(
-      'keystroke → ghost text: p50 %s, p99 %s (n=%d of %d keys)',
+      'keystroke → ghost text on screen: p50 %s, p99 %s (%d keys with ghost text, %s at once)',
+      fmt_us(r.ghost_ready.p50_us),
+      fmt_us(r.ghost_ready.p99_us),
+      r.ghost_screen.ghost_keys,
+      r.ghost_screen.ghost_keys > 0
+          and string.format('%.0f%%', 100 * r.ghost_screen.ready_at_once / r.ghost_screen.ghost_keys)
+        or '-'
+    ),
+    string.format(
+      "keystroke → host's answer shown: p50 %s, p99 %s (n=%d of %d keys)",
       fmt_us(r.e2e.p50_us),
       fmt_us(r.e2e.p99_us),
       r.e2e.n or 0,
       r.keys_measured
     ),
     string.format(
-      'ping floor: p50 %s, p99 %s; ratio e2e / ping at p50 %s',
+      'ping floor: p50 %s, p99 %s; at p50, ghost text / ping %s, answer / ping %s',
       fmt_us(r.ping.p50_us),
       fmt_us(r.ping.p99_us),
-      r.ratio_e2e_to_ping and string.format('%.2f×', r.ratio_e2e_to_ping.p50) or '-'
+      ratio(r.ratio_ghost_ready_to_ping),
+      ratio(r.ratio_e2e_to_ping)
     ),
     string.format(
-      'echo floor (no engine): p50 %s, p99 %s; ratio e2e / echo at p50 %s',
+      'echo floor (no engine): p50 %s, p99 %s; at p50, ghost text / echo %s, answer / echo %s',
       fmt_us(r.echo.p50_us),
       fmt_us(r.echo.p99_us),
-      r.ratio_e2e_to_echo and string.format('%.2f×', r.ratio_e2e_to_echo.p50) or '-'
+      ratio(r.ratio_ghost_ready_to_echo),
+      ratio(r.ratio_e2e_to_echo)
     ),
   }
   if r.aborted then
@@ -84,6 +101,20 @@ function M.summary_lines(r)
     lines[#lines + 1] = 'model error: ' .. r.model_error
   end
   return lines
+end
+
+--- Appends a titled histogram in unicode bars to `lines`.
+function H.histogram(lines, title, bins)
+  table.insert(lines, '')
+  table.insert(lines, title)
+  local max = 0
+  for _, b in ipairs(bins) do
+    max = math.max(max, b.count)
+  end
+  for _, b in ipairs(bins) do
+    local label = lpad(short_us(b.lo_us), 6) .. ' – ' .. rpad(short_us(b.hi_us), 6)
+    table.insert(lines, string.format('  %s %5d %s', label, b.count, stats.bar(b.count, max, 40)))
+  end
 end
 
 --- The full report, as lines for the floating window.
@@ -105,6 +136,15 @@ function M.lines(r)
   table.insert(
     lines,
     string.format(
+      'ghost text at once: from the answer worked out in advance (%d keys) or trimmed; then replaced by the answer %d, withdrawn %d',
+      r.ghost_screen.ready_at_once,
+      r.ghost_screen.replaced,
+      r.ghost_screen.withdrawn
+    )
+  )
+  table.insert(
+    lines,
+    string.format(
       'RSS: Neovim %s MB, host %s MB; answers shown %d, missed %d, with ghost text %d',
       string.format('%.1f', r.rss_kb.nvim / 1024),
       r.rss_kb.host and string.format('%.1f', r.rss_kb.host / 1024) or '?',
@@ -118,22 +158,17 @@ function M.lines(r)
   for _, name in ipairs(r.stage_order) do
     table.insert(lines, row(name, r.stages[name]))
   end
-  table.insert(lines, row('= e2e', r.e2e))
+  table.insert(lines, row('= e2e (answer)', r.e2e))
+  table.insert(lines, row('ghost text on screen', r.ghost_ready))
+  table.insert(lines, row('  at once', r.ghost_at_once))
+  table.insert(lines, row('  answer, same keys', r.e2e_ghost))
   table.insert(lines, row('ping floor', r.ping))
   table.insert(lines, row('echo floor', r.echo))
   table.insert(lines, row('host total', r.host_total))
   table.insert(lines, row('decision: in a word', r.decision_by_key.word_char))
   table.insert(lines, row('decision: word end', r.decision_by_key.boundary))
-  table.insert(lines, '')
-  table.insert(lines, 'keystroke → ghost text:')
-  local max = 0
-  for _, b in ipairs(r.histogram) do
-    max = math.max(max, b.count)
-  end
-  for _, b in ipairs(r.histogram) do
-    local label = lpad(short_us(b.lo_us), 6) .. ' – ' .. rpad(short_us(b.hi_us), 6)
-    table.insert(lines, string.format('  %s %5d %s', label, b.count, stats.bar(b.count, max, 40)))
-  end
+  H.histogram(lines, 'keystroke → ghost text on screen:', r.histogram_ghost_ready)
+  H.histogram(lines, "keystroke → host's answer shown:", r.histogram)
   table.insert(lines, '')
   table.insert(lines, 'q / <Esc> closes')
   return lines

@@ -69,7 +69,20 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
   -- Decisions split by the key typed: a word character usually costs no
   -- model step (the prefix narrows a cached distribution), anything else
   -- ends a word and steps the model — what the seed baseline times.
-  local samples = { e2e = {}, rpc = {}, host_total = {}, decision_word = {}, decision_boundary = {} }
+  local samples = {
+    e2e = {},
+    rpc = {},
+    host_total = {},
+    decision_word = {},
+    decision_boundary = {},
+    ghost_ready = {},
+    ghost_at_once = {},
+    e2e_ghost = {},
+  }
+  -- Keys whose answer showed ghost text: how many had it on screen before
+  -- the answer (typed through at once), and how often what was shown at once
+  -- was then replaced or withdrawn by the answer.
+  local screen = { ghost_keys = 0, ready_at_once = 0, replaced = 0, withdrawn = 0 }
   for _, s in ipairs(M.STAGES) do
     samples[s[1]] = {}
   end
@@ -102,6 +115,7 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
       if t.ghost and t.ghost ~= '' then
         ghosts = ghosts + 1
       end
+      M.ghost_ready(run.on_screen[k], t, key_us, samples, screen)
     end
   end
   local ping = {}
@@ -139,6 +153,10 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     keystrokes_per_s = elapsed_s > 0 and run.typed / elapsed_s or nil,
     clock_sync = sync,
     e2e = stats.summary(samples.e2e),
+    ghost_ready = stats.summary(samples.ghost_ready),
+    e2e_ghost = stats.summary(samples.e2e_ghost),
+    ghost_at_once = stats.summary(samples.ghost_at_once),
+    ghost_screen = screen,
     ping = stats.summary(ping),
     echo = stats.summary(echo.rtt),
     echo_sent = echo.sent,
@@ -156,6 +174,7 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     stages = {},
     stage_order = {},
     histogram = stats.histogram(samples.e2e),
+    histogram_ghost_ready = stats.histogram(samples.ghost_ready),
     host_status_latency = nil_if_nil(after.latency),
     host_counters = nil_if_nil(after.counters),
     rss_kb = { nvim = math.floor(vim.uv.resident_set_memory() / 1024), host = M.rss_kb(host_pid) },
@@ -176,6 +195,20 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
       p99 = math.floor(r.e2e.p99_us / r.ping.p99_us * 100 + 0.5) / 100,
     }
   end
+  -- What the user sees: the ghost text on screen (often before the host's
+  -- answer, from its answers to the next keys), against the same floors.
+  if r.ghost_ready.n > 0 and r.ping.n > 0 then
+    r.ratio_ghost_ready_to_ping = {
+      p50 = math.floor(r.ghost_ready.p50_us / r.ping.p50_us * 100 + 0.5) / 100,
+      p99 = math.floor(r.ghost_ready.p99_us / r.ping.p99_us * 100 + 0.5) / 100,
+    }
+  end
+  if r.ghost_ready.n > 0 and r.echo.n > 0 then
+    r.ratio_ghost_ready_to_echo = {
+      p50 = math.floor(r.ghost_ready.p50_us / r.echo.p50_us * 100 + 0.5) / 100,
+      p99 = math.floor(r.ghost_ready.p99_us / r.echo.p99_us * 100 + 0.5) / 100,
+    }
+  end
   -- The like-for-like floor: an echo takes a keystroke's whole path except
   -- Neovim's key handling, the engine and the rendering.
   if r.e2e.n > 0 and r.echo.n > 0 then
@@ -185,6 +218,44 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
     }
   end
   return r
+end
+
+--- Key → its ghost text on screen, for a key whose answer shows ghost
+--- text: when the same text was already there before the answer (typing
+--- through the previous one trims it at InsertCharPre, no round trip), the
+--- time it appeared; else the time the answer drew it. `events`: the ghost's
+--- changes on screen during the key that no answer made ({ ns, text }).
+function M.ghost_ready(events, t, key_us, samples, screen)
+  local shown_us = t.shown_ns / 1000
+  local before = {}
+  for _, ev in ipairs(events or {}) do
+    if ev.ns < t.shown_ns then
+      before[#before + 1] = ev
+    end
+  end
+  local last = before[#before]
+  if not t.text then
+    if last and last.text then
+      screen.withdrawn = screen.withdrawn + 1
+    end
+    return
+  end
+  screen.ghost_keys = screen.ghost_keys + 1
+  table.insert(samples.e2e_ghost, shown_us - key_us)
+  if last and last.text == t.text then
+    local i = #before
+    while i > 1 and before[i - 1].text == t.text do
+      i = i - 1
+    end
+    screen.ready_at_once = screen.ready_at_once + 1
+    table.insert(samples.ghost_ready, before[i].ns / 1000 - key_us)
+    table.insert(samples.ghost_at_once, before[i].ns / 1000 - key_us)
+  else
+    if last and last.text then
+      screen.replaced = screen.replaced + 1
+    end
+    table.insert(samples.ghost_ready, shown_us - key_us)
+  end
 end
 
 --- The echoes' round trips (sent → back in Lua) and their stages (µs).
