@@ -13,7 +13,7 @@ const USAGE: &str = "usage: laya serve                      the Neovim host (msg
        laya predict [OPTIONS] TEXT     top-k for TEXT before the cursor (\\n for newlines)
        laya protocol [OPTIONS]         METRICS.md line protocol on stdin/stdout (ksr.py --cmd) [--no-think-ahead]
        laya eval [OPTIONS] FILE        METRICS.md metrics natively [--json --window W --block-chars N --every N --offset N]
-       laya bench [OPTIONS] [FILE]     latency by keystroke kind, load, RSS [--keystrokes N --window W --config=cpu:int8 ...]
+       laya bench [OPTIONS] [FILE]     latency by keystroke kind, load, RSS [--keystrokes N --window W --config=cpu:int8 --next-keys ...]
        laya agree FILE --dtype D       quantized vs f32 top-1/top-3 agreement [--other=PATH --positions N]
        laya random-model VOCAB OUT     random weights for a vocabulary (development)
        laya --version

@@ -13,11 +13,13 @@ function M.status_lines()
   local lines = {
     string.format('Laya %s: %s', laya.version, laya.is_enabled() and 'enabled' or 'disabled'),
     string.format(
-      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; host starts: %d',
+      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; next keys %d (%d in time); host starts: %d',
       s.sent,
       s.answers,
       s.shown,
       s.dropped,
+      s.next_keys,
+      s.next_keys_kept,
       s.starts
     ),
   }

@@ -6,7 +6,7 @@
 
 use super::Opts;
 use crate::engine::tokenizer::is_word_char;
-use crate::engine::{Engine, Request};
+use crate::engine::{Engine, Prediction, Request};
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Instant;
@@ -67,8 +67,16 @@ fn child(o: &Opts, text: &str) -> i32 {
     let mut steps = [0usize; 3];
     let mut rng = crate::model::testgen::Rng::new(7);
     let (mut inside_cpu, mut boundary_cpu, mut far_cpu) = (Vec::new(), Vec::new(), Vec::new());
+    // --next-keys: after each answer, the answers to the next keys, as the
+    // host works them out between keystrokes (timed on their own; their
+    // effect on the next keystroke's decision is in its figures).
+    let next_keys = o.flags.iter().any(|f| f == "--next-keys");
+    let (mut next, mut next_cpu, mut next_count) = (Vec::new(), Vec::new(), 0usize);
+    // The host asks for 8 candidates (ghost + menu), whose next characters
+    // are the keys it answers in advance; without --next-keys, 3 as always.
+    let k = if next_keys { 8 } else { 3 };
     // Wall time, and this thread's CPU time (robust on a shared machine).
-    let ask = |engine: &mut Engine, end: usize| -> (f64, f64) {
+    let ask = |engine: &mut Engine, end: usize| -> (f64, f64, Prediction) {
         let before = &text[byte_at(end.saturating_sub(window))..byte_at(end)];
         let c = thread_cpu_us();
         let t = Instant::now();
@@ -77,28 +85,35 @@ fn child(o: &Opts, text: &str) -> i32 {
             before,
             after: "",
             filetype: "",
-            k: 3,
+            k,
             // Every answer read, as by METRICS.md's user: words typed past
             // give way (the costlier path).
             seen_last: true,
         });
         let us = t.elapsed().as_secs_f64() * 1e6;
         let cpu = thread_cpu_us() - c;
-        std::hint::black_box(p);
-        (us, cpu)
+        (us, cpu, p)
     };
     for p in 1..n {
         if p % FAR_EDIT_EVERY == 0 && p > 1000 {
             let q = 200 + (rng.next_u64() as usize) % (p - 1000);
             for at in [q, p] {
-                let (us, cpu) = ask(&mut engine, at);
+                let (us, cpu, _) = ask(&mut engine, at);
                 far.push(us);
                 far_cpu.push(cpu);
                 steps[2] += engine.last_cost().steps;
             }
             continue;
         }
-        let (us, cpu) = ask(&mut engine, p);
+        let (us, cpu, answer) = ask(&mut engine, p);
+        if next_keys {
+            let c = thread_cpu_us();
+            let t = Instant::now();
+            let keys = engine.next_keys(1, &answer, 8, 6, &|| false);
+            next.push(t.elapsed().as_secs_f64() * 1e6);
+            next_cpu.push(thread_cpu_us() - c);
+            next_count += keys.len();
+        }
         let kind = if is_word_char(chars[p - 1].1) { 0 } else { 1 };
         if std::env::var_os("LAYA_BENCH_DEBUG").is_some()
             && (engine.last_cost().reread || (kind == 0 && cpu > 150.0))
@@ -131,6 +146,10 @@ fn child(o: &Opts, text: &str) -> i32 {
         "steps_per_keystroke": [steps[0] as f64 / ni as f64, steps[1] as f64 / nb as f64, steps[2] as f64 / nf as f64],
         "step_us": step_us, "logits_us": logits_us,
         "rss_kb": rss, "peak_rss_kb": hwm,
+        "next_keys": next_keys.then(|| json!({
+            "wall": stats(next.clone()), "cpu": stats(next_cpu.clone()),
+            "keys_per_answer": next_count as f64 / next.len().max(1) as f64,
+        })),
     });
     println!("{line}");
     0
@@ -302,6 +321,17 @@ pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
             r["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
             r["peak_rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
         );
+        let nk = &r["next_keys"];
+        if !nk.is_null() {
+            println!(
+                "|  | next keys after each answer: {} / {} [{} / {}], {:.1} keys answered |  |  |  |  |  |  |  |  |",
+                fmt(&nk["wall"]["p50"]),
+                fmt(&nk["wall"]["p99"]),
+                fmt(&nk["cpu"]["p50"]),
+                fmt(&nk["cpu"]["p99"]),
+                nk["keys_per_answer"].as_f64().unwrap_or(0.0),
+            );
+        }
         eprintln!(
             "  {c}: {} inside, {} boundary, {} far-edit keystrokes; device {}",
             r["inside"]["n"],
