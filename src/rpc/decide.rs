@@ -23,6 +23,12 @@ const CANDIDATES: usize = 8;
 /// Next keys answered in advance after each answer (the candidates' next
 /// characters, best first).
 const NEXT_KEYS: usize = 6;
+/// How long after an answer the next keys wait: Neovim handles the answer
+/// first (on a 2-core machine this work would otherwise take the CPU that
+/// Neovim needs to show it while the helper thread has the other one). A
+/// keystroke arriving meanwhile is answered at once, and no next keys are
+/// worked out for the answer it replaces.
+const NEXT_KEYS_AFTER: Duration = Duration::from_millis(1);
 
 pub struct Decider {
     pub options: EngineOptions,
@@ -126,10 +132,14 @@ impl Decider {
 
     /// Between keystrokes, after an answer: the answers to the likeliest
     /// next keys, so that Neovim can show the right one the moment its key
-    /// is typed (the real answer follows and confirms it). Given up as soon
-    /// as a keystroke waits; nothing is sent then.
+    /// is typed (the real answer follows and confirms it). Starts
+    /// `NEXT_KEYS_AFTER` the answer and is given up as soon as a keystroke
+    /// waits; nothing is sent then.
     fn send_next_keys(&self, engine: &mut Engine, job: &Job, last: &Prediction) {
         let inbox = &self.inbox;
+        if inbox.wait_for_work(NEXT_KEYS_AFTER) {
+            return;
+        }
         let stop = || inbox.waiting();
         let keys = self
             .guarded("next_keys", || {

@@ -9,6 +9,7 @@
 use super::params::PredictParams;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// A prediction request with the host time it arrived (µs, see `clock`).
 #[derive(Debug, Clone)]
@@ -114,7 +115,20 @@ impl Inbox {
 
     /// True when a request or an event waits to be taken.
     pub fn waiting(&self) -> bool {
+        Self::has_work(&self.lock())
+    }
+
+    /// Waits up to `timeout` for work (or the close); true if there is some.
+    pub fn wait_for_work(&self, timeout: Duration) -> bool {
         let s = self.lock();
+        let (s, _) = self
+            .ready
+            .wait_timeout_while(s, timeout, |s| !Self::has_work(s) && !s.closed)
+            .unwrap_or_else(|e| e.into_inner());
+        Self::has_work(&s) || s.closed
+    }
+
+    fn has_work(s: &Slots) -> bool {
         !s.events.is_empty() || !s.latest.is_empty()
     }
 
@@ -168,7 +182,12 @@ mod tests {
         assert_eq!(seq(inbox.take()), 3);
         assert_eq!(seq(inbox.take()), 2);
         assert!(!inbox.waiting());
+        assert!(!inbox.wait_for_work(Duration::from_millis(1)));
+        inbox.put_predict(job(1, 4));
+        assert!(inbox.wait_for_work(Duration::from_secs(60)));
+        assert_eq!(seq(inbox.take()), 4);
         inbox.close();
+        assert!(inbox.wait_for_work(Duration::from_secs(60)));
         assert!(inbox.take().is_none());
     }
 
