@@ -68,7 +68,7 @@ fn the_answer_worked_out_for_the_next_key_is_the_answer_it_gets() {
             }
             keys += 1;
             unseen += usize::from(!seen);
-            ahead = with.next_keys(buffer, &p, 8, 8, &|| false);
+            ahead = with.next_keys(buffer, &p, 8, 12, &|| false);
             for (c, q) in &ahead {
                 assert_eq!(q.prefix, format!("{}{c}", p.prefix));
             }

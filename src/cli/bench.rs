@@ -109,7 +109,7 @@ fn child(o: &Opts, text: &str) -> i32 {
         if next_keys {
             let c = thread_cpu_us();
             let t = Instant::now();
-            let keys = engine.next_keys(1, &answer, 8, 6, &|| false);
+            let keys = engine.next_keys(1, &answer, 8, 12, &|| false);
             next.push(t.elapsed().as_secs_f64() * 1e6);
             next_cpu.push(thread_cpu_us() - c);
             next_count += keys.len();

@@ -133,6 +133,8 @@ const CONTINUE_THRESHOLD: f32 = 0.5;
 const FREQUENT_ROWS: usize = 2048;
 /// Buffers whose context is kept (least recently used beyond it are dropped).
 const MAX_BUFFERS: usize = 16;
+/// Words ranked to find the likeliest next keys (`Engine::next_keys`).
+const NEXT_KEY_WORDS: usize = 32;
 /// Listed words (beyond the vocabulary) of a prefix that join the ranking:
 /// the most frequent few.
 const LISTED_WORDS: usize = 4;
@@ -559,14 +561,13 @@ impl Engine {
 
     /// The answers `predict` would give to the likeliest next keys in
     /// `buffer`, worked out between keystrokes so that the editor can show
-    /// them the moment a key is typed: for each character that a candidate
-    /// of `last` (the last answer for that buffer) continues with, in the
-    /// candidates' order and up to `max_keys`, the prediction for the same
-    /// text plus that character (as `predict` would answer it with
-    /// `seen_last` false; `k` candidates). Changes nothing a later `predict`
-    /// sees. Only characters that keep the word going (letters, digits, `_`)
-    /// are answered; `stop` is asked before each (true: a keystroke is
-    /// waiting, give up).
+    /// them the moment a key is typed. `last` is the last answer for that
+    /// buffer; for each of the `max_keys` likeliest characters to come
+    /// after its prefix (letters, digits, `_`: keys that keep the word
+    /// going), likeliest first, the prediction for the same text plus that
+    /// character, as `predict` would answer it with `seen_last` false (`k`
+    /// candidates). Changes nothing a later `predict` sees. `stop` is asked
+    /// before each key (true: a keystroke is waiting, give up).
     pub fn next_keys(
         &mut self,
         buffer: u64,
@@ -575,22 +576,26 @@ impl Engine {
         max_keys: usize,
         stop: &dyn Fn() -> bool,
     ) -> Vec<(char, Prediction)> {
-        let mut keys: Vec<char> = Vec::new();
-        for c in &last.candidates {
-            let Some(ch) = c.insert.chars().next() else {
-                continue;
-            };
-            if c.replace == 0
-                && (ch.is_ascii_alphanumeric() || ch == '_')
-                && !keys.contains(&ch)
-                && keys.len() < max_keys
-            {
-                keys.push(ch);
-            }
-        }
         let Some(mut entry) = self.buffers.remove(&buffer) else {
             return Vec::new();
         };
+        // The likeliest next characters: the probability of the words of a
+        // wider ranking, summed by the character each continues with.
+        let mut mass: Vec<(char, f32)> = Vec::new();
+        for c in self.rank(&entry, &last.prefix, NEXT_KEY_WORDS).candidates {
+            let Some(ch) = c.insert.chars().next() else {
+                continue;
+            };
+            if !(ch.is_ascii_alphanumeric() || ch == '_') {
+                continue;
+            }
+            match mass.iter_mut().find(|m| m.0 == ch) {
+                Some(m) => m.1 += c.score,
+                None => mass.push((ch, c.score)),
+            }
+        }
+        mass.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let keys: Vec<char> = mass.iter().take(max_keys).map(|m| m.0).collect();
         // Only from the state `last` was answered in.
         let current = entry
             .typed_past

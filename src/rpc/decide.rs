@@ -20,9 +20,9 @@ pub const ANSWER_LUA: &str = "require('laya.host').on_answer(...)";
 pub const NEXT_KEYS_LUA: &str = "require('laya.host').on_next_keys(...)";
 /// Candidates asked of the engine per keystroke (ghost + menu).
 const CANDIDATES: usize = 8;
-/// Next keys answered in advance after each answer (the candidates' next
-/// characters, best first).
-const NEXT_KEYS: usize = 6;
+/// Next keys answered in advance after each answer (the likeliest next
+/// characters of the word, see `Engine::next_keys`).
+const NEXT_KEYS: usize = 12;
 /// How long after an answer the next keys wait: Neovim handles the answer
 /// first (on a 2-core machine this work would otherwise take the CPU that
 /// Neovim needs to show it while the helper thread has the other one). A
