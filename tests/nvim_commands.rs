@@ -220,3 +220,40 @@ async fn setup_rejects_bad_options_with_the_option_name() {
     assert_eq!(plug, true);
     s.quit().await;
 }
+
+/// Keys typed so far that Lua sent to the host.
+async fn sent(s: &Session) -> u64 {
+    s.wait_idle().await;
+    s.stats().await["sent"].as_u64().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn laya_stays_off_where_it_is_turned_off_also_when_that_changes_while_typing() {
+    let s = Session::start("active-here").await;
+    s.insert_after(&["zebra zenith"]).await;
+    s.input("ab").await;
+    let on = sent(&s).await;
+    assert!(on > 0);
+    // A filetype that is off (default `filetypes`), set while in Insert
+    // mode (not through <C-o>, which leaves and re-enters it).
+    s.lua("vim.bo.filetype = 'TelescopePrompt' return true")
+        .await;
+    assert_eq!(s.mode().await, "i");
+    s.input("cd").await;
+    assert_eq!(sent(&s).await, on, "sent in a filetype that is off");
+    // Off for this buffer, from the next Insert mode on.
+    s.input("<Esc>").await;
+    s.command("setfiletype markdown | let b:laya_enabled = v:false")
+        .await;
+    s.input("Aef").await;
+    assert_eq!(sent(&s).await, on, "sent with b:laya_enabled false");
+    s.input("<Esc>").await;
+    s.command("unlet b:laya_enabled").await;
+    // Another buffer is on again, and so is this one once allowed.
+    s.input("Agh").await;
+    s.wait_for("keys sent again", || async {
+        (sent(&s).await >= on + 2).then_some(())
+    })
+    .await;
+    s.quit().await;
+}

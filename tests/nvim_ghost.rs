@@ -152,7 +152,7 @@ async fn a_key_the_host_answered_in_advance_shows_its_ghost_without_a_round_trip
     // After its answer the host works out the answers to the next keys.
     s.wait_for("the answers to the next keys", || async {
         let v = s
-            .lua("local c = require('laya.ghost').current return c and c.next_keys and c.next_keys.n and c.next_keys.n.ghost or vim.NIL")
+            .lua("local c = require('laya.ghost').current return c and c.next_keys and c.next_keys.n and c.next_keys.n.prefix or vim.NIL")
             .await;
         v.as_str().map(str::to_string)
     })

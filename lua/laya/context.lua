@@ -68,7 +68,7 @@ function M.build(state)
     tick = vim.api.nvim_buf_get_changedtick(state.buf),
     before = tail(before, o.max_bytes),
     after = state.rest:sub(1, 256),
-    filetype = vim.bo[state.buf].filetype,
+    filetype = vim.api.nvim_get_option_value('filetype', { buf = state.buf }),
   }
 end
 

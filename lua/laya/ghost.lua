@@ -78,30 +78,20 @@ function M.suggestions(answer)
   return list, ghost ~= '' and 1 or 0
 end
 
---- The current suggestion for cursor `state` from `answer` (a table with
---- `prefix`, `ghost`, `items`).
-function H.suggestion(state, answer, seq)
-  local list, index = M.suggestions(answer)
-  return {
-    buf = state.buf,
-    row = state.row,
-    col = state.col,
-    head = state.head,
-    prefix = answer.prefix or '',
-    list = list,
-    index = index,
-    seq = seq,
-  }
-end
-
 --- The host's answers to the next keys after its answer `msg.seq` (see
---- `laya.host.on_next_keys`): kept while that answer is the current one.
+--- `laya.host.on_next_keys`): kept, as suggestions ready to show, while
+--- that answer is the current one.
 function M.on_next_keys(msg)
   local c = M.current
   if not c or c.seq ~= msg.seq or c.buf ~= msg.buf or c.row ~= msg.row or c.col ~= msg.col then
     return false
   end
-  c.next_keys = msg.keys
+  local ready = {}
+  for char, answer in pairs(msg.keys) do
+    local list, index = M.suggestions(answer)
+    ready[char] = { prefix = answer.prefix or '', list = list, index = index }
+  end
+  c.next_keys = ready
   return true
 end
 
@@ -112,7 +102,17 @@ function M.on_answer(answer)
     return false
   end
   local state = context.state()
-  M.current = H.suggestion(state, answer, answer.seq)
+  local list, index = M.suggestions(answer)
+  M.current = {
+    buf = state.buf,
+    row = state.row,
+    col = state.col,
+    head = state.head,
+    prefix = answer.prefix or '',
+    list = list,
+    index = index,
+    seq = answer.seq,
+  }
   if context.same(H.dismissed, state) then
     M.current.index = 0
   end
@@ -211,12 +211,19 @@ end
 --- True when a suggestion is shown.
 function M.typed(before, char)
   local c = M.current
-  local answer = c and c.next_keys and c.next_keys[char]
-  if not answer or not require('laya.context').same(c, before) then
+  local next = c and c.next_keys and c.next_keys[char]
+  if not next or not require('laya.context').same(c, before) then
     return M.type_through(before, char)
   end
-  local after = { buf = c.buf, row = c.row, col = c.col + #char, head = c.head .. char }
-  M.current = H.suggestion(after, answer, nil)
+  M.current = {
+    buf = c.buf,
+    row = c.row,
+    col = c.col + #char,
+    head = c.head .. char,
+    prefix = next.prefix,
+    list = next.list,
+    index = next.index,
+  }
   -- The char is not inserted yet: draw at the old column (see type_through).
   M.render(before.col)
   M.current.shown_at = M.visible() and vim.uv.hrtime() or nil

@@ -15,11 +15,17 @@ M.version = '0.1.0'
 
 H.configured = false
 H.group = nil
+--- `M.active` for the current buffer and window, kept for the keystroke
+--- events: { buf, win, on }. Worked out again on InsertEnter and whenever
+--- the buffer, window, filetype, buftype or settings change, not on every
+--- key (it reads several options and variables: tens of µs a key).
+H.here = nil
 
 --- Configures Laya (options: :help laya-config). Safe to call again.
 function M.setup(opts)
   local config = require('laya.config')
   config.set(opts)
+  H.here = nil
   H.configured = true
   require('laya.ghost').define_highlight()
   require('laya.keymaps').setup()
@@ -44,6 +50,7 @@ end
 
 function M.enable()
   require('laya.config').options.enabled = true
+  H.here = nil
   require('laya.host').reset()
   if vim.fn.mode():find('^i') then
     H.on_insert_enter()
@@ -52,6 +59,7 @@ end
 
 function M.disable()
   require('laya.config').options.enabled = false
+  H.here = nil
   require('laya.ghost').hide()
   require('laya.host').stop()
 end
@@ -109,9 +117,20 @@ function M.active(buf)
   return true
 end
 
+--- Is Laya on where the cursor is? (`M.active`, kept in `H.here`.)
+function H.active_here()
+  local buf, win = vim.api.nvim_get_current_buf(), vim.api.nvim_get_current_win()
+  local here = H.here
+  if not here or here.buf ~= buf or here.win ~= win then
+    here = { buf = buf, win = win, on = M.active(buf) }
+    H.here = here
+  end
+  return here.on
+end
+
 function H.on_insert_enter()
-  local buf = vim.api.nvim_get_current_buf()
-  if not M.active(buf) then
+  H.here = nil
+  if not H.active_here() then
     return
   end
   require('laya.host').start()
@@ -119,8 +138,7 @@ function H.on_insert_enter()
 end
 
 function H.on_char()
-  local buf = vim.api.nvim_get_current_buf()
-  if not M.active(buf) then
+  if not H.active_here() then
     return
   end
   local char = vim.v.char
@@ -145,8 +163,7 @@ function H.on_char()
 end
 
 function H.on_change()
-  local buf = vim.api.nvim_get_current_buf()
-  if not M.active(buf) then
+  if not H.active_here() then
     return
   end
   local context = require('laya.context')
@@ -158,6 +175,7 @@ function H.on_change()
 end
 
 function H.on_insert_leave()
+  H.here = nil
   require('laya.ghost').hide()
   require('laya.keymaps').accepting = nil
   require('laya.context').forget(vim.api.nvim_get_current_buf())
@@ -169,6 +187,16 @@ function H.create_autocmds()
     vim.api.nvim_create_autocmd(events, { group = H.group, callback = fn })
   end
   on('InsertEnter', H.on_insert_enter)
+  on({ 'BufEnter', 'WinEnter', 'FileType' }, function()
+    H.here = nil
+  end)
+  vim.api.nvim_create_autocmd('OptionSet', {
+    group = H.group,
+    pattern = 'buftype',
+    callback = function()
+      H.here = nil
+    end,
+  })
   on('InsertCharPre', H.on_char)
   on({ 'TextChangedI', 'CursorMovedI' }, H.on_change)
   on('InsertLeave', H.on_insert_leave)
