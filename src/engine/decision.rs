@@ -500,7 +500,7 @@ impl Engine {
         if neural && self.backend.is_some() {
             self.ensure_dist(&mut entry, job);
         }
-        let passed = self.words_typed_past(&mut entry, prefix, req.seen_last);
+        let passed = self.words_typed_past(&entry, prefix, req.seen_last);
         let (pred, likeliest) = self.decide(&mut entry, prefix, req.k.max(1), &passed);
         entry.typed_past = Some(TypedPast {
             version: entry.ctx.version,
@@ -713,8 +713,8 @@ impl Engine {
     /// The top candidates of the word being typed that the user saw and
     /// typed past (see `TypedPast`); empty when the word or the context
     /// changed.
-    fn words_typed_past(&self, entry: &mut BufferEntry, prefix: &str, seen: bool) -> Vec<String> {
-        let Some(t) = entry.typed_past.take() else {
+    fn words_typed_past(&self, entry: &BufferEntry, prefix: &str, seen: bool) -> Vec<String> {
+        let Some(t) = &entry.typed_past else {
             return Vec::new();
         };
         if self.opts.tuning.typed_past <= 0.0
@@ -723,14 +723,33 @@ impl Engine {
         {
             return Vec::new();
         }
-        let mut words = t.words;
+        let mut words = t.words.clone();
         if seen && prefix.len() > t.prefix.len() {
             words.extend(
                 t.top
+                    .clone()
                     .filter(|w| w.starts_with(prefix) && w.len() > prefix.len()),
             );
         }
         words
+    }
+
+    /// The best `k` completing `prefix` once the words typed past
+    /// (`passed`) gave way, and the ranking's first before they did (None:
+    /// the same).
+    fn rank_giving_way(
+        &self,
+        entry: &BufferEntry,
+        prefix: &str,
+        k: usize,
+        passed: &[String],
+    ) -> (Ranked, Option<Candidate>) {
+        let ranked = self.rank(entry, prefix, k + passed.len());
+        let likeliest = (!passed.is_empty())
+            .then(|| ranked.candidates.first().cloned())
+            .flatten();
+        let move_last = self.opts.tuning.typed_past >= 2.0;
+        (give_way(ranked, passed, k, move_last), likeliest)
     }
 
     fn decide(
@@ -740,17 +759,14 @@ impl Engine {
         k: usize,
         passed: &[String],
     ) -> (Prediction, Option<Candidate>) {
-        let ranked = self.rank(entry, prefix, k + passed.len());
-        // The ranking's first before any word gives way (None: the same).
-        let likeliest = (!passed.is_empty())
-            .then(|| ranked.candidates.first().cloned())
-            .flatten();
-        let move_last = self.opts.tuning.typed_past >= 2.0;
-        let Ranked {
-            mut candidates,
-            listed,
-            mass_known,
-        } = give_way(ranked, passed, k, move_last);
+        let (
+            Ranked {
+                mut candidates,
+                listed,
+                mass_known,
+            },
+            likeliest,
+        ) = self.rank_giving_way(entry, prefix, k, passed);
         if self.wants_corrections(entry, prefix, &listed, mass_known) {
             if let Some(vocab) = &self.vocab {
                 let narrowed = entry.fixes.as_ref().and_then(|f| f.narrow(prefix));
@@ -830,23 +846,15 @@ impl Engine {
     /// distribution already there. None when that answer would search for
     /// corrections (work a keystroke does, not a guess).
     fn next_key(&mut self, entry: &mut BufferEntry, prefix: &str, k: usize) -> Option<Prediction> {
-        let passed = match &entry.typed_past {
-            Some(t)
-                if self.opts.tuning.typed_past > 0.0
-                    && t.version == entry.ctx.version
-                    && prefix.starts_with(&t.prefix) =>
-            {
-                t.words.clone()
-            }
-            _ => Vec::new(),
-        };
-        let ranked = self.rank(entry, prefix, k + passed.len());
-        let move_last = self.opts.tuning.typed_past >= 2.0;
-        let Ranked {
-            candidates,
-            listed,
-            mass_known,
-        } = give_way(ranked, &passed, k, move_last);
+        let passed = self.words_typed_past(entry, prefix, false);
+        let (
+            Ranked {
+                candidates,
+                listed,
+                mass_known,
+            },
+            _,
+        ) = self.rank_giving_way(entry, prefix, k, &passed);
         if self.wants_corrections(entry, prefix, &listed, mass_known) {
             return None;
         }
