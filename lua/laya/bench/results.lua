@@ -189,35 +189,26 @@ function M.build(run, opts, before, after, host_pid, origin_us, sync)
   if r.e2e.n > 0 and r.e2e.mean_us > 0 then
     r.capacity_keys_per_s = math.floor(1e6 / r.e2e.mean_us)
   end
-  if r.e2e.n > 0 and r.ping.n > 0 then
-    r.ratio_e2e_to_ping = {
-      p50 = math.floor(r.e2e.p50_us / r.ping.p50_us * 100 + 0.5) / 100,
-      p99 = math.floor(r.e2e.p99_us / r.ping.p99_us * 100 + 0.5) / 100,
-    }
-  end
-  -- What the user sees: the ghost text on screen (often before the host's
-  -- answer, from its answers to the next keys), against the same floors.
-  if r.ghost_ready.n > 0 and r.ping.n > 0 then
-    r.ratio_ghost_ready_to_ping = {
-      p50 = math.floor(r.ghost_ready.p50_us / r.ping.p50_us * 100 + 0.5) / 100,
-      p99 = math.floor(r.ghost_ready.p99_us / r.ping.p99_us * 100 + 0.5) / 100,
-    }
-  end
-  if r.ghost_ready.n > 0 and r.echo.n > 0 then
-    r.ratio_ghost_ready_to_echo = {
-      p50 = math.floor(r.ghost_ready.p50_us / r.echo.p50_us * 100 + 0.5) / 100,
-      p99 = math.floor(r.ghost_ready.p99_us / r.echo.p99_us * 100 + 0.5) / 100,
-    }
-  end
+  r.ratio_e2e_to_ping = M.ratio(r.e2e, r.ping)
   -- The like-for-like floor: an echo takes a keystroke's whole path except
   -- Neovim's key handling, the engine and the rendering.
-  if r.e2e.n > 0 and r.echo.n > 0 then
-    r.ratio_e2e_to_echo = {
-      p50 = math.floor(r.e2e.p50_us / r.echo.p50_us * 100 + 0.5) / 100,
-      p99 = math.floor(r.e2e.p99_us / r.echo.p99_us * 100 + 0.5) / 100,
-    }
-  end
+  r.ratio_e2e_to_echo = M.ratio(r.e2e, r.echo)
+  -- What the user sees: the ghost text on screen (often before the host's
+  -- answer, from its answers to the next keys), against the same floors.
+  r.ratio_ghost_ready_to_ping = M.ratio(r.ghost_ready, r.ping)
+  r.ratio_ghost_ready_to_echo = M.ratio(r.ghost_ready, r.echo)
   return r
+end
+
+--- `a` / `floor` (two summaries) at p50 and p99, to 0.01; nil without samples.
+function M.ratio(a, floor)
+  if a.n == 0 or floor.n == 0 then
+    return nil
+  end
+  local function at(q)
+    return math.floor(a[q] / floor[q] * 100 + 0.5) / 100
+  end
+  return { p50 = at('p50_us'), p99 = at('p99_us') }
 end
 
 --- Key → its ghost text on screen, for a key whose answer shows ghost
