@@ -16,6 +16,8 @@ const WORDS: &[&str] = &[
     "The zephyrine breeze came over the quokkalike hills.",
     "A zephyrine light, a zephyrine sky.",
 ];
+/// After "ze": zebra (the buffer's likeliest) and zenith.
+const ZEBRAS: &[&str] = &["zebra zebra zebra zenith", "the zebra and the zenith"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ghost_text_shows_the_rest_of_a_buffer_word_inline() {
@@ -145,8 +147,7 @@ async fn a_key_the_host_answered_in_advance_shows_its_ghost_without_a_round_trip
     let s = Session::start("ghost-next-keys").await;
     s.lua("require('laya').setup({ ghost = { give_way = false } }) return true")
         .await;
-    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
-        .await;
+    s.insert_after(ZEBRAS).await;
     s.input("ze").await;
     s.wait_ghost_starting("bra").await;
     // After its answer the host works out the answers to the next keys.
@@ -212,8 +213,7 @@ async fn a_ghost_word_read_and_typed_past_gives_way() {
             "require('laya').setup({{ ghost = {{ give_way = {give_way} }} }}) return true"
         ))
         .await;
-        s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
-            .await;
+        s.insert_after(ZEBRAS).await;
         s.input("z").await;
         s.wait_ghost_starting("ebra").await;
         assert_eq!(answered(&s).await.1[0], "zebra");
@@ -236,8 +236,7 @@ async fn a_ghost_word_read_and_typed_past_gives_way() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accept_word_next_and_previous_candidates() {
     let s = Session::start("ghost-cycle").await;
-    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
-        .await;
+    s.insert_after(ZEBRAS).await;
     s.input("ze").await;
     let first = s.wait_ghost_starting("bra").await;
     s.input("<M-]>").await;
@@ -255,8 +254,7 @@ async fn accept_word_next_and_previous_candidates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_menu_offers_the_candidates_and_inserts_what_tab_inserts() {
     let s = Session::start("menu").await;
-    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
-        .await;
+    s.insert_after(ZEBRAS).await;
     s.input("ze").await;
     s.wait_ghost_starting("bra").await;
     s.input("<Tab><CR>ze").await;
@@ -345,8 +343,7 @@ async fn the_menu_opens_by_itself_when_menu_auto_is_on() {
     let s = Session::start("menu-auto").await;
     s.lua("require('laya').setup({ menu = { auto = true } })")
         .await;
-    s.insert_after(&["zebra zebra zebra zenith", "the zebra and the zenith"])
-        .await;
+    s.insert_after(ZEBRAS).await;
     s.input("ze").await;
     let words = s
         .wait_for("the completion menu", || async {
