@@ -6,15 +6,12 @@ use laya::engine::tokenizer::tokenize;
 use laya::engine::{Engine, EngineOptions, Request, Source};
 use std::path::PathBuf;
 
+#[path = "support/default_engine.rs"]
+mod default_engine;
+
+/// A request for 3 candidates (see `default_engine::request`).
 fn req(buffer: u64, before: &str) -> Request<'_> {
-    Request {
-        buffer,
-        before,
-        after: "",
-        filetype: "",
-        k: 3,
-        seen_last: false,
-    }
+    default_engine::request(buffer, before, false)
 }
 
 fn inserts(e: &mut Engine, buffer: u64, before: &str) -> Vec<String> {
