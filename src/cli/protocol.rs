@@ -24,6 +24,9 @@ struct Line<'a> {
     k: Option<usize>,
     #[serde(default)]
     reset: bool,
+    /// `learn` requests: the user's earlier writing.
+    #[serde(default, borrow)]
+    text: Cow<'a, str>,
 }
 
 #[derive(Serialize)]
@@ -65,7 +68,7 @@ pub(crate) fn run(o: &Opts) -> i32 {
                 let i = engine.info();
                 let hello = json!({
                     "name": "laya",
-                    "protocol": 1,
+                    "protocol": 2,
                     "backend": i.backend,
                     "dtype": i.dtype,
                     "device": i.device,
@@ -75,6 +78,12 @@ pub(crate) fn run(o: &Opts) -> i32 {
                     "words_error": i.words_error,
                 });
                 writeln!(out, "{hello}")
+            }
+            Ok(req) if req.op == "learn" => {
+                // User-level state, as the product learns the user's writing:
+                // it survives `reset`.
+                engine.learn(&req.text);
+                writeln!(out, "{{}}")
             }
             Ok(req) => answer(&mut engine, &req, bad_lines, &mut out),
             Err(e) => {

@@ -122,11 +122,25 @@ pub struct BigramUndo {
 pub struct BigramCache {
     keys: FastMap<Key, Followers>,
     clock: u64,
+    /// Keys kept (0: MAX_KEYS).
+    limit: usize,
 }
+
+/// The bound of the user's pairs (`BigramCache::with_limit`), which also
+/// hold what was learnt from earlier writing.
+pub const MAX_USER_KEYS: usize = 300_000;
 
 impl BigramCache {
     pub fn new() -> BigramCache {
         BigramCache::default()
+    }
+
+    /// A cache that keeps up to `limit` keys.
+    pub fn with_limit(limit: usize) -> BigramCache {
+        BigramCache {
+            limit: limit.max(2),
+            ..BigramCache::default()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -186,7 +200,14 @@ impl BigramCache {
             evicted: None,
         };
         self.clock += 1;
-        if total == 0 && self.keys.len() >= MAX_KEYS {
+        if total == 0
+            && self.keys.len()
+                >= if self.limit == 0 {
+                    MAX_KEYS
+                } else {
+                    self.limit
+                }
+        {
             self.prune();
         }
         let f = self.keys.entry(key).or_default();

@@ -375,8 +375,8 @@ impl Engine {
             lexicon,
             backend,
             buffers: FastMap::default(),
-            user_words: WordCache::new(),
-            user_bigrams: BigramCache::new(),
+            user_words: WordCache::with_limit(super::words::MAX_USER_WORDS),
+            user_bigrams: BigramCache::with_limit(super::bigrams::MAX_USER_KEYS),
             clock: 0,
             info,
             errors: 0,
@@ -432,6 +432,13 @@ impl Engine {
     /// The user accepted `text` (feedback): its words join the user's history.
     pub fn accepted(&mut self, buffer: u64, text: &str) {
         let _ = buffer;
+        self.learn(text);
+    }
+
+    /// Earlier writing of the user (a saved buffer, a project file): its
+    /// words and word pairs join the user's history, which no `forget` of a
+    /// buffer clears.
+    pub fn learn(&mut self, text: &str) {
         for t in super::tokenizer::tokenize(text) {
             if t.kind == super::tokenizer::TokenKind::Word {
                 self.user_words.add(t.text);

@@ -9,6 +9,9 @@ use std::collections::BTreeMap;
 const TAU_WORDS: f64 = 500.0;
 /// A bound on distinct words kept per cache; the weakest are dropped beyond it.
 const MAX_WORDS: usize = 20_000;
+/// The bound of the user's cache (`WordCache::with_limit`), which also holds
+/// what was learnt from earlier writing: large enough for a project's words.
+pub const MAX_USER_WORDS: usize = 200_000;
 
 #[derive(Debug, Clone, Copy)]
 struct Stat {
@@ -61,6 +64,8 @@ pub struct WordCache {
     oov_weight: f64,
     /// Time origin of the weights (moved forward now and then so they stay finite).
     base: u64,
+    /// Distinct words kept (0: MAX_WORDS).
+    limit: usize,
 }
 
 fn index_key(word: &str) -> Box<str> {
@@ -76,6 +81,22 @@ const RENORM: f64 = 300.0;
 impl WordCache {
     pub fn new() -> WordCache {
         WordCache::default()
+    }
+
+    /// A cache that keeps up to `limit` distinct words.
+    pub fn with_limit(limit: usize) -> WordCache {
+        WordCache {
+            limit: limit.max(2),
+            ..WordCache::default()
+        }
+    }
+
+    fn limit(&self) -> usize {
+        if self.limit == 0 {
+            MAX_WORDS
+        } else {
+            self.limit
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -129,7 +150,7 @@ impl WordCache {
                 s.last = now;
             }
             None => {
-                if self.stats.len() >= MAX_WORDS {
+                if self.stats.len() >= self.limit() {
                     self.prune();
                 }
                 self.stats.insert(
@@ -183,7 +204,7 @@ impl WordCache {
             .map(|w| (self.prob(w), w.clone()))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (_, w) in scored.drain(..).skip(MAX_WORDS / 2) {
+        for (_, w) in scored.drain(..).skip(self.limit() / 2) {
             self.stats.remove(&w);
             self.index.remove(&index_key(&w));
         }
