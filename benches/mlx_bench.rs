@@ -17,12 +17,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use laya::engine::vocab::Vocab;
 use laya::model::cpu::CpuBackend;
 use laya::model::mlx::reference::{self, OwnedWeights};
 use laya::model::mlx::{self, MlxBackend, MlxCompute, MlxDevice, MlxOptions};
 use laya::model::weights::{WeightType, Weights};
 use laya::model::{vocab_path_for, Backend};
+use laya::text::vocab::Vocab;
 use safetensors::{Dtype, SafeTensors};
 
 struct Args {

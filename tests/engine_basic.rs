@@ -2,8 +2,8 @@
 //! list from a vocabulary file, case adaptation, corrections, feedback, and
 //! the shared tokenizer vectors.
 
-use laya::engine::tokenizer::tokenize;
 use laya::engine::{Engine, EngineOptions, Request, Source};
+use laya::text::tokenizer::tokenize;
 use std::path::PathBuf;
 
 #[path = "support/default_engine.rs"]

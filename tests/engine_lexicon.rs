@@ -4,8 +4,8 @@
 //! as `words_error` and predictions go on without it; a misspelling still
 //! gets a correction when listed words fill the menu.
 
-use laya::engine::vocab::Vocab;
 use laya::engine::{Request, Source};
+use laya::text::vocab::Vocab;
 
 #[path = "support/scratch.rs"]
 mod scratch;

@@ -2,7 +2,6 @@
 //! name the file and the tensor; the GRU step and tied output agree with a
 //! plain f64 transcription of models/FORMAT.md; bf16/int8 stay close to f32.
 
-use laya::engine::vocab::{sha256_hex, Vocab};
 use laya::engine::{Engine, EngineOptions, Request};
 use laya::model::cpu::CpuBackend;
 use laya::model::testgen::{
@@ -10,6 +9,8 @@ use laya::model::testgen::{
 };
 use laya::model::weights::{WeightType, Weights};
 use laya::model::{load_backend, vocab_path_for, Backend};
+use laya::text::digest::sha256_hex;
+use laya::text::vocab::Vocab;
 use std::path::{Path, PathBuf};
 
 const E: usize = 24;

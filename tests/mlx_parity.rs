@@ -7,12 +7,12 @@
 
 use std::path::{Path, PathBuf};
 
-use laya::engine::vocab::Vocab;
 use laya::model::cpu::CpuBackend;
 use laya::model::mlx::reference::{self, top_k, OwnedWeights};
 use laya::model::mlx::{MlxBackend, MlxCompute, MlxDevice, MlxOptions};
 use laya::model::weights::{WeightType, Weights};
 use laya::model::{testgen, vocab_path_for, Backend};
+use laya::text::vocab::Vocab;
 
 // The default model's shape (models/FORMAT.md metadata example).
 const VOCAB: usize = 16384;

@@ -4,8 +4,8 @@
 
 use super::eval::documents;
 use super::Opts;
-use crate::engine::tokenizer::is_word_char;
 use crate::engine::{Engine, EngineOptions, Request};
+use crate::text::tokenizer::is_word_char;
 
 pub(crate) fn run(o: &Opts) -> i32 {
     let Some(path) = o.positional.first() else {

@@ -5,8 +5,8 @@
 //! dtype) runs in its own child process so memory and caches do not mix.
 
 use super::Opts;
-use crate::engine::tokenizer::is_word_char;
 use crate::engine::{Engine, Prediction, Request};
+use crate::text::tokenizer::is_word_char;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Instant;
@@ -168,7 +168,7 @@ fn backend_times(o: &Opts) -> (Option<f64>, Option<f64>) {
     else {
         return (None, None);
     };
-    let Ok(vocab) = crate::engine::vocab::Vocab::load(&crate::model::vocab_path_for(&path)) else {
+    let Ok(vocab) = crate::text::vocab::Vocab::load(&crate::model::vocab_path_for(&path)) else {
         return (None, None);
     };
     let Ok(mut b) =

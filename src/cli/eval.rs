@@ -3,8 +3,8 @@
 //! ../shared/eval/ksr.py (a test checks that both agree on a file).
 
 use super::Opts;
-use crate::engine::tokenizer::is_word_char;
 use crate::engine::{Engine, Request};
+use crate::text::tokenizer::is_word_char;
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Instant;

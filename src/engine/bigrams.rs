@@ -3,8 +3,8 @@
 //! "the word cache"), so the word that followed the same previous word last
 //! time is often the next one; the model forgets that beyond its context.
 
-use super::hash::FastMap;
-use super::tokenizer::is_word_char;
+use crate::text::hash::FastMap;
+use crate::text::tokenizer::is_word_char;
 
 /// Followers kept per previous word (the rarest, oldest go beyond it).
 const MAX_FOLLOWERS: usize = 24;

@@ -5,12 +5,12 @@
 //! state, and anything else at most one bounded re-read of recent context.
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
-use super::hash::FastSet;
-use super::tokenizer::{tokenize, tokenize_tail, Token, TokenKind};
-use super::vocab::{Vocab, BOS};
 use super::words::{InVocab, Undo, WordCache};
 use crate::model::kernels::{matvec_f32, Simd};
 use crate::model::Backend;
+use crate::text::hash::FastSet;
+use crate::text::tokenizer::{tokenize, tokenize_tail, Token, TokenKind};
+use crate::text::vocab::{Vocab, BOS};
 use anyhow::Result;
 
 /// Tokens compared to accept an alignment (the context that shapes the state).
@@ -316,10 +316,12 @@ impl BufferContext {
             };
             self.undo.push(undo);
             self.hashes.push(new[i]);
-            let id = model.as_ref().map_or(super::vocab::UNK, |(_, v)| v.id(t));
+            let id = model
+                .as_ref()
+                .map_or(crate::text::vocab::UNK, |(_, v)| v.id(t));
             self.ids.push(id);
             self.oov.push(
-                (model.is_some() && id == super::vocab::UNK && t.kind == TokenKind::Word)
+                (model.is_some() && id == crate::text::vocab::UNK && t.kind == TokenKind::Word)
                     .then(|| t.text.into()),
             );
             if let Some((backend, vocab)) = model.as_mut() {

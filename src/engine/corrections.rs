@@ -2,9 +2,9 @@
 //! words whose beginning is within a small, keyboard-aware edit distance
 //! (a slip to a neighbouring key costs less than any other substitution).
 
-use super::vocab::Vocab;
 use super::words::WordCache;
 use super::{Candidate, Source};
+use crate::text::vocab::Vocab;
 
 /// Vocabulary words considered (the most frequent; rare words make poor fixes).
 const VOCAB_WORDS: usize = 4000;

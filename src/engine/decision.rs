@@ -7,15 +7,16 @@ use super::bigrams::{keys_before, BigramCache};
 use super::case::{adapted_rest, case_agreement};
 use super::context::{Ahead, Appended, BufferContext, SyncCost};
 use super::corrections;
-use super::dist::{push_top, Dist};
-use super::hash::{FastMap, FastSet};
+use super::dist::Dist;
 use super::helper::{Helper, Job};
 use super::lexicon::{self, Lexicon};
-use super::tokenizer::split_prefix;
-use super::vocab::{Vocab, UNK};
 use super::words::WordCache;
 use super::{Candidate, Prediction, Request, Source};
+use crate::math::{argmax, push_top};
 use crate::model::{self, Backend};
+use crate::text::hash::{FastMap, FastSet};
+use crate::text::tokenizer::split_prefix;
+use crate::text::vocab::{Vocab, UNK};
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -439,8 +440,8 @@ impl Engine {
     /// words and word pairs join the user's history, which no `forget` of a
     /// buffer clears.
     pub fn learn(&mut self, text: &str) {
-        for t in super::tokenizer::tokenize(text) {
-            if t.kind == super::tokenizer::TokenKind::Word {
+        for t in crate::text::tokenizer::tokenize(text) {
+            if t.kind == crate::text::tokenizer::TokenKind::Word {
                 self.user_words.add(t.text);
                 for k in keys_before(&text[..t.start]).into_iter().flatten() {
                     self.user_bigrams.add(k, t.text);
@@ -1388,14 +1389,4 @@ fn is_one_word(s: &str) -> bool {
 fn looks_like_a_word(prefix: &str) -> bool {
     let b = prefix.as_bytes();
     b.iter().all(u8::is_ascii_alphabetic) && !b.iter().skip(1).any(u8::is_ascii_uppercase)
-}
-
-fn argmax(v: &[f32]) -> (u32, f32) {
-    let mut best = (0u32, f32::NEG_INFINITY);
-    for (i, &x) in v.iter().enumerate() {
-        if x > best.1 {
-            best = (i as u32, x);
-        }
-    }
-    best
 }

@@ -1,8 +1,9 @@
 //! The model's next-token distribution at one buffer's cursor context, and
 //! what the ranking reads from it.
 
-use super::vocab::Vocab;
+use crate::math::push_top;
 use crate::model::kernels::{softmax, Simd};
+use crate::text::vocab::Vocab;
 
 /// Words kept in `Dist::top_words`.
 const TOP_WORDS: usize = 16;
@@ -83,16 +84,6 @@ impl Dist {
             t.1 *= keep;
         }
     }
-}
-
-/// Keeps the `n` best (id, score) pairs, best first.
-pub(crate) fn push_top(top: &mut Vec<(u32, f32)>, item: (u32, f32), n: usize) {
-    if top.len() == n && top.last().is_some_and(|l| l.1 >= item.1) {
-        return;
-    }
-    let at = top.partition_point(|x| x.1 >= item.1);
-    top.insert(at, item);
-    top.truncate(n);
 }
 
 fn top_words(probs: &[f32], vocab: &Vocab, n: usize, out: &mut Vec<(u32, f32)>) {

@@ -14,9 +14,9 @@
 //! answers do not depend on timing, only how long they take.
 
 use super::dist::Dist;
-use super::vocab::{Vocab, BOS, UNK};
 use crate::model::kernels::Simd;
 use crate::model::Backend;
+use crate::text::vocab::{Vocab, BOS, UNK};
 use anyhow::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

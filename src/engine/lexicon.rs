@@ -7,7 +7,7 @@
 //! to skip: checking 100k words here would cost more start-up time than the
 //! four words a keystroke reads.
 
-use super::vocab::partition;
+use crate::math::partition;
 use anyhow::{bail, Context, Result};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};

@@ -19,11 +19,8 @@ pub mod context;
 pub mod corrections;
 mod decision;
 mod dist;
-pub mod hash;
 mod helper;
 pub mod lexicon;
-pub mod tokenizer;
-pub mod vocab;
 pub mod words;
 
 pub use decision::{Engine, EngineInfo, EngineOptions, Tuning, DEFAULT_THRESHOLD};

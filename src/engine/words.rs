@@ -2,7 +2,7 @@
 //! scored by frequency and recency. Identifiers repeat within a file, so this
 //! covers what the vocabulary does not (out-of-vocabulary names).
 
-use super::hash::FastMap;
+use crate::text::hash::FastMap;
 use std::collections::BTreeMap;
 
 /// Recency time constant in words: an occurrence's weight halves every ~350 words.

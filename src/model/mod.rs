@@ -5,7 +5,7 @@
 //! the recurrent state itself (a plain `Vec<f32>` of `hidden_dim`), so a
 //! backend is stateless between calls and states can be cached per buffer.
 
-use crate::engine::vocab::Vocab;
+use crate::text::vocab::Vocab;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 
 use super::quant::{quantize_rows, to_bf16};
 use super::weights::{WeightType, MATRICES};
-use crate::engine::vocab::sha256_hex;
+use crate::text::digest::sha256_hex;
 use anyhow::{Context, Result};
 use safetensors::tensor::TensorView;
 use safetensors::Dtype;

@@ -4,7 +4,7 @@
 //! check of every tensor's name, dtype and shape and of the vocabulary hash.
 //! Every problem is an error that names the file and what was expected.
 
-use crate::engine::vocab::Vocab;
+use crate::text::vocab::Vocab;
 use anyhow::{anyhow, bail, Context, Result};
 use memmap2::Mmap;
 use safetensors::{Dtype, SafeTensors};

@@ -11,7 +11,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 use super::weights::{WeightType, Weights, VECTORS};
 use super::Backend;
-use crate::engine::vocab::Vocab;
+use crate::text::vocab::Vocab;
 
 #[repr(C)]
 struct RawWeights {

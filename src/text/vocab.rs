@@ -3,8 +3,10 @@
 //! contiguous range. Ids are in descending training frequency, so the file is
 //! also the built-in frequency word list.
 
+use super::digest::sha256_hex;
 use super::hash::FastMap;
 use super::tokenizer::{is_word_char, Token, TokenKind};
+use crate::math::partition;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
@@ -226,34 +228,10 @@ impl Vocab {
     }
 }
 
-/// The number of leading `n` in 0..len for which `pred` holds (it holds
-/// for a prefix of 0..len and not after).
-pub(super) fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, len);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
-/// SHA-256 of `bytes` as lowercase hex (the vocabulary hash of FORMAT.md).
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tokenizer::tokenize;
+    use crate::text::tokenizer::tokenize;
 
     fn vocab() -> Vocab {
         let lines = "<unk>\n<s>\n<nl>\nthe\n.\nThe\nof\nthen\nTheory\n(\nthere\nx1";
