@@ -24,7 +24,10 @@ def log(msg):
 
 
 def cmd_corpus(a):
-    from .corpus.build import build
+    from .corpus.build import build, fetch_all
+    if a.fetch_only:
+        fetch_all("small" if a.small else "full", log=log)
+        return
     build("small" if a.small else "full", log=log, workers=a.workers)
 
 
@@ -101,6 +104,20 @@ def cmd_train(a):
     _, history = train(train_ids, valid, vocab_size, cfg, os.path.join(OUT, "ckpt"),
                        resume=not a.fresh, log=log, stop_after=a.stop_after and a.stop_after * 60)
     log(f"trained in {time.time() - t0:.0f}s")
+
+
+def cmd_speed(a):
+    """Training throughput (tokens/s) of a configuration and its variants."""
+    import mlx.core as mx
+    from . import data, speed
+    from .train import config
+    if a.cpu:
+        mx.set_default_device(mx.cpu)
+    vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
+    vocab_size = a.size if not os.path.exists(vocab) else sum(1 for _ in open(vocab, encoding="utf-8"))
+    ids = speed.stream(data.path("train"), vocab_size)
+    variants = [speed.parse_variant(v) for v in a.variant] or [{}]
+    speed.run(config(a.config), variants, ids, vocab_size, log=log, json_path=a.json, timed=a.steps or 10)
 
 
 def cmd_export(a):
@@ -207,8 +224,9 @@ def cmd_all(a):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m training", description=__doc__)
-    p.add_argument("step", choices=["corpus", "vocab", "encode", "train", "export", "eval", "heldout", "all"])
+    p.add_argument("step", choices=["corpus", "vocab", "encode", "train", "speed", "export", "eval", "heldout", "all"])
     p.add_argument("--small", action="store_true", help="corpus: the few-MB slice for a first model")
+    p.add_argument("--fetch-only", action="store_true", help="corpus: fetch and unpack the packages, build nothing")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--size", type=int, default=16384, help="vocabulary size")
     p.add_argument("--config", default="cpu", help="train: tiny | cpu | gpu")
@@ -223,6 +241,9 @@ def main(argv=None):
     p.add_argument("--stop-after", type=float,
                    help="train: stop (with a checkpoint) after this many minutes; run again to resume")
     p.add_argument("--cpu", action="store_true", help="force the MLX CPU device")
+    p.add_argument("--variant", action="append", default=[],
+                   help="speed: overrides of the config, e.g. batch_size=1024,matmul_dtype=bfloat16 (repeatable)")
+    p.add_argument("--json", help="speed: also write the table here")
     p.add_argument("--from-shards", help="export: stem of f32 shards (training/shards.py) instead of the checkpoint")
     p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")
     p.add_argument("--models", nargs="*", help="eval: model names in training/out or paths")

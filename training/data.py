@@ -69,6 +69,20 @@ def load(name):
     return np.fromfile(path(name), dtype=np.uint16)
 
 
+def stream_windows(ids, cfg, step):
+    """A truncated-BPTT batch: row r reads its own stretch of the stream (the
+    r-th of `batch_size` equal parts) `seq_len` tokens further at every step,
+    wrapping at the stretch's end. Returns (inputs, targets, fresh): `fresh`
+    when this step starts a new pass over the stretches, where the carried
+    hidden state must start from zero. A function of the step alone: resumable."""
+    span = (len(ids) - 1) // cfg.batch_size
+    per_pass = max(1, (span - 1) // cfg.seq_len)
+    offset = (step % per_pass) * cfg.seq_len
+    starts = np.arange(cfg.batch_size, dtype=np.int64) * span + offset
+    win = ids[starts[:, None] + np.arange(cfg.seq_len + 1)].astype(np.int32)
+    return win[:, :-1], win[:, 1:], step % per_pass == 0
+
+
 def windows(ids, cfg, step):
     """A training batch: `batch_size` random windows of `seq_len + 1` tokens as
     (inputs, targets) int32 arrays. The starts depend only on (seed, step), so a

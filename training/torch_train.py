@@ -76,17 +76,51 @@ def evaluate(model, ids, vocab_tokens, tokens, dev, rows=64, window=512):
             "next_word_top1": top1 / nw, "next_word_top3": top3 / nw}
 
 
+def speed(shapes, v=16384, e=256, h=768, steps=10):
+    """Tokens/s of this model's training step under PyTorch (cuDNN's fused GRU,
+    bfloat16 autocast) for (batch, window) shapes, on random ids: a reference
+    point for the MLX trainer on the same GPU."""
+    dev = "cuda"
+    torch.backends.cuda.matmul.allow_tf32 = True
+    model = LayaTorch(v, e, h).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for b, t in shapes:
+        x = torch.randint(0, v, (b, t + 1), device=dev)
+        times = []
+        for i in range(3 + steps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits, _ = model(x[:, :-1])
+            loss = F.cross_entropy(logits.float().flatten(0, 1), x[:, 1:].flatten())
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            torch.cuda.synchronize()
+            if i >= 3:
+                times.append(time.perf_counter() - t0)
+        sec = float(np.median(times))
+        print(f"torch {torch.__version__} cuDNN GRU bf16 autocast B={b} T={t}: {sec * 1e3:.1f} ms/step, "
+              f"{b * t / sec:,.0f} tokens/s, peak {torch.cuda.max_memory_allocated() / 1e9:.1f} GB", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
+    p.add_argument("--speed", nargs="*", help="only measure throughput for BxT shapes, e.g. 1024x32 2048x64")
     p.add_argument("--config", default="gpu")
-    p.add_argument("--minutes", type=float, required=True, help="training time budget")
+    p.add_argument("--minutes", type=float, help="training time budget")
     p.add_argument("--batch-size", type=int)
     p.add_argument("--seq-len", type=int)
     p.add_argument("--lr", type=float)
-    p.add_argument("--vocab", required=True)
-    p.add_argument("--out", required=True, help="stem of the f32 shards")
+    p.add_argument("--vocab")
+    p.add_argument("--out", help="stem of the f32 shards")
     p.add_argument("--eval-tokens", type=int, default=1_000_000)
     a = p.parse_args(argv)
+    if a.speed is not None:
+        return speed([tuple(int(n) for n in s.split("x")) for s in a.speed])
+    if not (a.minutes and a.vocab and a.out):
+        p.error("--minutes, --vocab and --out are required to train")
     cfg = config(a.config, batch_size=a.batch_size, seq_len=a.seq_len, lr=a.lr)
     torch.manual_seed(cfg.seed)
     torch.backends.cuda.matmul.allow_tf32 = True

@@ -13,15 +13,11 @@ from multiprocessing import Pool
 
 from . import clean
 from .fetch import WORK
-from .sources import SMALL, SOURCES, lang_of
+from .langs import lang_of
+from .reserved import EXCLUDE as EVAL_EXCLUDE
+from .sources import SMALL, SOURCES
 
 OUT = os.path.join(WORK, "corpus")
-
-# Reserved for evaluation (CORPUS.md): never fetched; this filter also drops any
-# file of another package that is about them.
-EVAL_EXCLUDE = re.compile(
-    r"postgres|psql|(^|/)pg_|golang|\.go$|gofmt|godoc|presage|(^|/)git-|(^|/)git[a-z]*\.\d|gittutorial|"
-    r"gitglossary|gitcore|libcurl|curl_easy|curl_multi|(^|/)curl[./]", re.I)
 
 PERMISSIVE = re.compile(r"mit|bsd|apache|isc|zlib|mpl|psf|python|unlicense|cc0|blueoak|0bsd|wtfpl|"
                         r"public domain|artistic|hpnd|x11|boost|bsl", re.I)
@@ -67,23 +63,28 @@ def _files(pkg, src):
 
 
 def _clean_file(job):
-    """(cleaner, kind, full path) -> cleaned text ('' if dropped). Runs in a worker."""
-    cleaner, kind, full = job
+    """(cleaner, kind, full path, path in the package) -> (cleaned text, language);
+    ('', None) if dropped. Runs in a worker."""
+    cleaner, kind, full, rel = job
+    lang = "en"
     try:
         if cleaner == "man":
             text = clean.man(full)
         else:
             raw = clean.read_text(full)
             if cleaner == "code":
-                text = clean.code(raw, lang_of(full))
+                lang = lang_of(rel, raw)
+                if lang is None or "\x00" in raw[:4096]:
+                    return "", None  # not a language the corpus takes, or binary
+                text = clean.code(raw, lang, rel)
             else:
                 text = getattr(clean, "html_text" if cleaner == "html" else cleaner)(raw)
         text = clean.normalise(text)
     except Exception:  # a file a cleaner cannot read is dropped, not fatal
-        return ""
+        return "", None
     if len(text) < clean.MIN_CHARS or not clean.english_enough(text, kind):
-        return ""
-    return text
+        return "", None
+    return text, lang
 
 
 def _licence_ok(src, pkg):
@@ -111,15 +112,17 @@ def pins_from(manifest_path):
     return pins
 
 
-def build(profile="full", log=print, workers=2, pins_path=MANIFEST):
-    """`pins_path`: a manifest whose exact versions are fetched (None: newest)."""
+def build(profile="full", log=print, workers=2, pins_path=MANIFEST, sources=None, out=OUT):
+    """`pins_path`: a manifest whose exact versions are fetched (None: newest);
+    `sources`: instead of SOURCES; `out`: instead of training/work/corpus."""
     t0 = time.time()
     pins = pins_from(pins_path)
-    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(out, exist_ok=True)
     seen_docs, seen_paras = set(), set()
-    outs = {s: open(os.path.join(OUT, f"{s}.jsonl.tmp"), "w", encoding="utf-8") for s in ("train", "valid", "test")}
-    manifest = {"profile": profile, "sources": [], "packages": []}
-    sources = [s for s in SOURCES if profile == "full" or s.name in SMALL]
+    outs = {s: open(os.path.join(out, f"{s}.jsonl.tmp"), "w", encoding="utf-8") for s in ("train", "valid", "test")}
+    manifest = {"profile": profile, "sources": [], "packages": [], "langs": {}}
+    if sources is None:
+        sources = [s for s in SOURCES if profile == "full" or s.name in SMALL]
     with Pool(workers) as pool:
         for src in sources:
             cap = SMALL[src.name] if profile == "small" else src.cap_mb
@@ -135,8 +138,8 @@ def build(profile="full", log=print, workers=2, pins_path=MANIFEST):
                     break
                 files = _files(pkg, src)
                 pkg_bytes, pkg_docs = 0, 0
-                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r)) for r in files]
-                for rel, text in zip(files, pool.imap(_clean_file, jobs, chunksize=8)):
+                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r), r) for r in files]
+                for rel, (text, lang) in zip(files, pool.imap(_clean_file, jobs, chunksize=8)):
                     if not text or pkg_bytes >= src.cap_pkg_mb * 1e6 or stats["bytes"] >= cap * 1e6:
                         continue
                     key = hashlib.sha1(re.sub(r"\s+", " ", text).encode()).digest()
@@ -150,7 +153,7 @@ def build(profile="full", log=print, workers=2, pins_path=MANIFEST):
                             stats["dropped_dup"] += 1
                             continue
                     split = split_of(split_key(src.name, rel))
-                    rec = {"src": src.name, "kind": src.kind, "lang": lang_of(rel) if src.kind == "code" else "en",
+                    rec = {"src": src.name, "kind": src.kind, "lang": lang,
                            "pkg": pkg.name, "path": rel, "lic": pkg.licence or src.licence, "text": text}
                     outs[split].write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n = len(text.encode("utf-8"))
@@ -159,6 +162,11 @@ def build(profile="full", log=print, workers=2, pins_path=MANIFEST):
                     stats["bytes"] += n
                     stats["docs"] += 1
                     stats["split_bytes"][split] += n
+                    by_lang = manifest["langs"].setdefault(f"{src.kind}:{lang}", {
+                        "bytes": 0, "docs": 0, "split_bytes": {"train": 0, "valid": 0, "test": 0}})
+                    by_lang["bytes"] += n
+                    by_lang["docs"] += 1
+                    by_lang["split_bytes"][split] += n
                 manifest["packages"].append({"source": src.name, "registry": pkg.registry, "name": pkg.name,
                                              "version": pkg.version, "file": pkg.file,
                                              "licence": pkg.licence or src.licence, "bytes": pkg_bytes,
@@ -168,13 +176,30 @@ def build(profile="full", log=print, workers=2, pins_path=MANIFEST):
             manifest["sources"].append(stats)
     for s, f in outs.items():
         f.close()
-        os.replace(os.path.join(OUT, f"{s}.jsonl.tmp"), os.path.join(OUT, f"{s}.jsonl"))
+        os.replace(os.path.join(out, f"{s}.jsonl.tmp"), os.path.join(out, f"{s}.jsonl"))
     manifest["seconds"] = round(time.time() - t0, 1)
-    with open(os.path.join(OUT, "manifest.json"), "w") as f:
+    with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
+    manifest["langs"] = dict(sorted(manifest["langs"].items(), key=lambda kv: -kv[1]["bytes"]))
+    for key, st in manifest["langs"].items():
+        log(f"  {key:18s} {st['bytes'] / 1e6:7.2f} MB {st['docs']:6d} docs")
     tot = {k: sum(s["bytes"] for s in manifest["sources"] if s["kind"] == k) for k in ("prose", "code")}
-    log(f"corpus: prose {tot['prose'] / 1e6:.1f} MB, code {tot['code'] / 1e6:.1f} MB in {manifest['seconds']}s -> {OUT}")
+    log(f"corpus: prose {tot['prose'] / 1e6:.1f} MB, code {tot['code'] / 1e6:.1f} MB in {manifest['seconds']}s -> {out}")
     return manifest
+
+
+def fetch_all(profile="full", log=print, pins_path=MANIFEST):
+    """Fetches (and unpacks) every source's packages into the cache, cleaning
+    nothing: the slow, network-bound half of a cold build, run ahead of it."""
+    pins = pins_from(pins_path)
+    for src in SOURCES:
+        if profile == "full" or src.name in SMALL:
+            try:
+                pkgs = src.fetch(log=log, pins=pins)
+            except RuntimeError as e:  # one source failing leaves the others fetched
+                log(f"{src.name}: {e}")
+                continue
+            log(f"{src.name:18s} {len(pkgs)} of {len(src.packages)} packages")
 
 
 def _dedup_paragraphs(text, seen):

@@ -2,6 +2,7 @@
 cache under training/work/cache, and unpacking them. Each fetcher returns one
 Package per name: where its files are, its exact version and its licence."""
 
+import fnmatch
 import glob
 import json
 import os
@@ -10,6 +11,8 @@ import subprocess
 import tarfile
 import zipfile
 from dataclasses import dataclass
+
+from .reserved import ReservedError, refuse, reserved
 
 WORK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "work")
 CACHE = os.path.join(WORK, "cache")
@@ -43,6 +46,7 @@ def _pinned(name, pins, sep):
 
 def apt(names, log=print, pins=None):
     """Debian packages: `apt-get download` + `dpkg-deb -x` (nothing installed)."""
+    refuse("apt", names)
     pins = pins or {}
     d = os.path.join(CACHE, "apt")
     os.makedirs(d, exist_ok=True)
@@ -81,6 +85,7 @@ _WHEEL_LIC = re.compile(r"^(License|License-Expression|Classifier: License ::.*?
 
 def pypi(specs, log=print, pins=None):
     """PyPI wheels (`pip download --no-deps --only-binary :all:`), unzipped."""
+    refuse("pypi", specs)
     pins = pins or {}
     d = os.path.join(CACHE, "pypi")
     os.makedirs(d, exist_ok=True)
@@ -120,6 +125,7 @@ def pypi(specs, log=print, pins=None):
 
 def npm(names, log=print, pins=None):
     """npm tarballs (`npm pack --ignore-scripts`), untarred."""
+    refuse("npm", names)
     pins = pins or {}
     d = os.path.join(CACHE, "npm")
     os.makedirs(d, exist_ok=True)
@@ -160,7 +166,10 @@ def npm(names, log=print, pins=None):
 def crates(names, log=print, pins=None):
     """Rust crate sources (the crate registry) via `cargo vendor` of a throwaway crate that depends on
     each name as "*" (or "=version" when pinned); only the named crates are
-    returned (newest vendored version)."""
+    returned (newest vendored version). The dependency graph is resolved first
+    and checked: a reserved crate pulled in by another is refused before
+    anything is downloaded."""
+    refuse("crates", names)
     pins = pins or {}
     d = os.path.join(CACHE, "cargo")
     vendor = os.path.join(d, "vendor")
@@ -174,6 +183,12 @@ def crates(names, log=print, pins=None):
             f.write(manifest)
         with open(os.path.join(d, "src", "lib.rs"), "w") as f:
             f.write("")
+        _run(["cargo", "generate-lockfile", "--quiet"], cwd=d)
+        try:
+            check_lock(os.path.join(d, "Cargo.lock"))
+        except ReservedError:
+            os.remove(cargo_toml)  # so the next run resolves (and checks) again
+            raise
         log(f"cargo vendor ({len(names)} crates)")
         _run(["cargo", "vendor", "--quiet", "--versioned-dirs", "vendor"], cwd=d)
     out = []
@@ -191,6 +206,37 @@ def crates(names, log=print, pins=None):
             lic = m.group(1) if m else ""
         out.append(Package("crates", n, version, f"{n}-{version}.crate", root, lic))
     return out
+
+
+def check_lock(lock_path):
+    """Raises ReservedError if a Cargo.lock resolves to a reserved crate."""
+    with open(lock_path, encoding="utf-8") as f:
+        names = re.findall(r'^name = "([^"]+)"', f.read(), re.M)
+    bad = sorted({n for n in names if reserved("crates", n)})
+    if bad:
+        raise ReservedError(f"reserved for evaluation, never fetched: crates {', '.join(bad)} "
+                            "(a dependency of a listed crate)")
+
+
+def unpack_inner(pkg, patterns, log=print):
+    """Archives shipped inside a package (Debian's *-source packages carry the
+    upstream tarball, the JDK its src.zip), unpacked beside themselves as
+    `<archive>.d/`, once."""
+    for dirpath, dirnames, filenames in os.walk(pkg.root):
+        dirnames[:] = sorted(d for d in dirnames if not d.endswith(".d"))
+        for fn in sorted(filenames):
+            full = os.path.join(dirpath, fn)
+            rel = os.path.relpath(full, pkg.root)
+            if not any(fnmatch.fnmatch(rel, p) for p in patterns) or os.path.isdir(full + ".d"):
+                continue
+            log(f"  unpacking {pkg.name}:{rel}")
+            if fn.endswith(".zip"):
+                with zipfile.ZipFile(full) as z:
+                    z.extractall(full + ".d.tmp")
+            else:
+                with tarfile.open(full) as t:
+                    t.extractall(full + ".d.tmp", filter="data")
+            os.rename(full + ".d.tmp", full + ".d")
 
 
 def _version_key(path):

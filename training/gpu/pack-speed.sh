@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fills DIR (default: .dev in the repository root, which git ignores) for
+# speed.sh: this training/ package (code only) and the MLX CUDA wheel
+# repacked as tar.xz and cut in two parts, one per device call:
+#   DIR/a/part.0 (first call: speed.sh stage), DIR/b/part.1 + code + mlx wheel.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${1:-$root/.dev}
+W=$root/training/work/wheels
+[ -f $W/mlx_cuda_13-0.32.4-py3-none-manylinux_2_35_x86_64.whl ] || python3 -m pip download -q --no-deps \
+  --only-binary=:all: --python-version 3.12 --platform manylinux_2_35_x86_64 mlx-cuda-13==0.32.4 mlx==0.32.4 -d $W
+if [ ! -f $W/mlx-cuda.tar.xz ]; then
+  tmp=$(mktemp -d) && (cd $tmp && unzip -q $W/mlx_cuda_13-0.32.4-*.whl && tar cf - . | xz -T2 -9e > $W/mlx-cuda.tar.xz)
+  rm -rf $tmp
+fi
+rm -rf "$dir/a" "$dir/b" && mkdir -p "$dir/a" "$dir/b"
+(cd "$dir/b" && split -n 2 -d -a 1 $W/mlx-cuda.tar.xz part. && sha256sum $W/mlx-cuda.tar.xz | sed 's| .*/| |;s|$||' > SHA256SUMS)
+mv "$dir/b/part.0" "$dir/a/"
+cp $W/mlx-0.32.4-cp312-*.whl "$dir/b/"
+(cd $root && tar cf - --exclude=work --exclude=out --exclude=__pycache__ training) | tar xf - -C "$dir/b"
+cp -r "$dir/b/training" "$dir/a/"
+du -sh "$dir"/a "$dir"/b
