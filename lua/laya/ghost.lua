@@ -116,6 +116,10 @@ function M.on_answer(answer)
   if context.same(H.dismissed, state) then
     M.current.index = 0
   end
+  local source = package.loaded['laya.source']
+  if source then
+    source.on_answer()
+  end
   H.answer_seq = answer.seq
   M.render()
   H.answer_seq = nil
@@ -168,12 +172,19 @@ function H.clear_mark()
   end
 end
 
+--- Does `it` agree with the first entry of a completion engine's open
+--- menu (blink.cmp, nvim-cmp)? See laya.source.
+function H.agrees(prefix, it)
+  local source = package.loaded['laya.source']
+  return not source or source.agrees(prefix, it)
+end
+
 --- Draws the current suggestion at (row, col) (defaults to its own state).
 function M.render(col)
   local c = M.current
   local it = M.item()
   local o = require('laya.config').options.ghost
-  if not it or (o.hide_with_pum and vim.fn.pumvisible() == 1) then
+  if not it or (o.hide_with_pum and vim.fn.pumvisible() == 1) or not H.agrees(c.prefix, it) then
     H.clear_mark()
     return
   end

@@ -1,6 +1,6 @@
 --- laya.menu: the current candidates in Neovim's built-in completion menu
 --- (vim.fn.complete), and `items()`, the candidate list in a plugin-neutral
---- shape for completion-source adapters (nvim-cmp, blink.cmp) to come.
+--- shape for the completion-engine sources (laya.source: blink.cmp, nvim-cmp).
 ---
 --- Item 1 inserts exactly what accepting the ghost text inserts.
 
