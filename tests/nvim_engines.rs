@@ -148,7 +148,10 @@ async fn menu_agrees_with_ghost(s: &Session, entries_lua: &str) -> String {
                 .then_some((menu, first))
         })
         .await;
-    assert_eq!(first, word, "the menu's first entry is the ghost text's word");
+    assert_eq!(
+        first, word,
+        "the menu's first entry is the ghost text's word"
+    );
     // Same candidates, same order as Laya's own list (the ghost text's).
     let laya = laya_words(s).await;
     assert_eq!(menu, laya, "menu entries in Laya's order");
@@ -166,7 +169,8 @@ async fn blink_menu_lists_laya_candidates_in_ghost_order_and_accepts() {
     };
     let word = menu_agrees_with_ghost(&s, BLINK_ENTRIES).await;
     // Accepting the menu's selection (blink's own accept) inserts the word.
-    s.lua("require('blink.cmp').select_and_accept() return true").await;
+    s.lua("require('blink.cmp').select_and_accept() return true")
+        .await;
     s.wait_for("the accepted word in the buffer", || async {
         (s.lines().await[2] == format!("a {word}")).then_some(())
     })
