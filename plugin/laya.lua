@@ -1,10 +1,21 @@
 -- Laya's entry point: the :Laya command and a one-shot InsertEnter hook.
 -- Nothing is required here at startup; the host starts on first InsertEnter.
+-- It also generates the help tags of a clone that has none.
 
 if vim.g.loaded_laya then
   return
 end
 vim.g.loaded_laya = 1
+
+-- :help laya from a plain clone: generate doc/tags when it is missing or
+-- older than the help file (two stat calls; nothing when the folder is
+-- read-only, where the plugin manager's own helptags are what counts).
+do
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h') .. '/doc'
+  if vim.fn.getftime(doc .. '/tags') < vim.fn.getftime(doc .. '/laya.txt') then
+    pcall(vim.cmd.helptags, { args = { doc }, mods = { silent = true, emsg_silent = true } })
+  end
+end
 
 vim.api.nvim_create_user_command('Laya', function(cmd)
   require('laya.commands').run(cmd.fargs)

@@ -306,3 +306,80 @@ async fn interactive_layabench_opens_the_floating_report() {
     .await;
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn layabench_shows_progress_and_esc_cancels_it() {
+    let s = Session::start_with(
+        "bench-cancel",
+        common::Options {
+            width: 120,
+            height: 30,
+            ..Default::default()
+        },
+    )
+    .await;
+    s.input(":LayaBench keys=5000 rate=20<CR>").await;
+    s.wait_screen("keys typed").await;
+    s.wait_for("progress past 50 keys", || async {
+        let g = s.screen();
+        (0..g.height)
+            .map(|r| g.line(r))
+            .find(|l| l.contains("LayaBench: ") && !l.contains("LayaBench: 0 of"))
+    })
+    .await;
+    s.input("<Esc>").await;
+    s.wait_screen("LayaBench: cancelled after").await;
+    // No report, and the user is back where they were.
+    let floats = s
+        .lua("return #vim.tbl_filter(function(w) return vim.api.nvim_win_get_config(w).relative ~= '' end, vim.api.nvim_list_wins())")
+        .await;
+    assert_eq!(floats, 0);
+    assert_eq!(s.lua("return #vim.api.nvim_list_tabpages()").await, 1);
+    assert_eq!(s.mode().await, "n");
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layabench_report_leaves_the_status_line_free() {
+    // A screen too short for the whole report.
+    let s = Session::start_with(
+        "bench-float-short",
+        common::Options {
+            width: 120,
+            height: 16,
+            ..Default::default()
+        },
+    )
+    .await;
+    s.input(":LayaBench keys=30 warmup=2 rate=5<CR>").await;
+    s.wait_screen("LayaBench").await;
+    let bottom = s
+        .wait_for("the report", || async {
+            let v = s
+                .lua(
+                    "for _, w in ipairs(vim.api.nvim_list_wins()) do \
+                       local c = vim.api.nvim_win_get_config(w) \
+                       if c.relative ~= '' then \
+                         local pos = vim.api.nvim_win_get_position(w) \
+                         return pos[1] + vim.api.nvim_win_get_height(w) + 2 \
+                       end \
+                     end return vim.NIL",
+                )
+                .await;
+            v.as_i64()
+        })
+        .await;
+    // Rows 0..bottom hold the float with its border; the status line is the
+    // row above the command line.
+    let status_row = s
+        .lua("return vim.o.lines - vim.o.cmdheight - 1")
+        .await
+        .as_i64()
+        .unwrap();
+    assert!(
+        bottom <= status_row,
+        "the float reaches row {bottom}, the status line is row {status_row}\n{}",
+        s.screen().text()
+    );
+    s.quit().await;
+}

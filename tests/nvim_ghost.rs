@@ -30,11 +30,12 @@ async fn ghost_text_shows_the_rest_of_a_buffer_word_inline() {
     assert_eq!(hl, "LayaGhost");
     // What the screen shows: the typed part followed by the ghost text.
     s.wait_screen_line(2, &format!("zeph{ghost}")).await;
-    // The highlight links to Comment by default.
-    let link = s
-        .lua("return vim.api.nvim_get_hl(0, { name = 'LayaGhost' }).link")
+    // Laya's own highlight by default: grey italic, GUI and terminal colours.
+    let hl = s
+        .lua("return vim.api.nvim_get_hl(0, { name = 'LayaGhost' })")
         .await;
-    assert_eq!(link, "Comment");
+    assert!(hl["ctermfg"].is_number() && hl["fg"].is_number(), "{hl}");
+    assert_eq!(hl["italic"], true, "{hl}");
     // The buffer itself holds only what was typed.
     assert_eq!(s.lines().await[2], "zeph");
     s.quit().await;

@@ -166,7 +166,9 @@ function M.run(opts)
   if not host.start() then
     return nil, 'LayaBench: the host did not start (:checkhealth laya, :Laya log)'
   end
+  H.say('LayaBench: waiting for the host to load its model …')
   local st, err = H.ready_status(host)
+  H.say('')
   if not st then
     return nil, 'LayaBench: ' .. tostring(err)
   end
@@ -195,6 +197,8 @@ function M.run(opts)
   local menu = require('laya.config').options.menu
   local auto_menu = menu.auto
   menu.auto = false
+  run.win = vim.api.nvim_get_current_win()
+  H.progress(run)
   local ok, res = pcall(H.replay, run, keys, opts, host)
   menu.auto = auto_menu
   H.remove(host.observers, observer)
@@ -208,6 +212,26 @@ function M.run(opts)
     return nil, 'LayaBench: ' .. tostring(res)
   end
   return require('laya.bench.results').build(run, opts, st, after, host_pid, H.clock_origin(st, run.pings))
+end
+
+--- A message on the command line at once (also while the command runs).
+function H.say(msg)
+  if #vim.api.nvim_list_uis() > 0 then
+    vim.api.nvim_echo({ { msg } }, false, {})
+    vim.cmd.redraw()
+  end
+end
+
+--- The replay's progress in the scratch window's winbar. The replay runs
+--- inside one command, where Neovim draws nothing by itself: redrawn here.
+function H.progress(run)
+  if vim.api.nvim_win_is_valid(run.win) then
+    vim.wo[run.win].winbar =
+      string.format('LayaBench: %d of %d keys typed   <Esc> or <C-c> cancels', run.typed, #run.keys)
+    if #vim.api.nvim_list_uis() > 0 then
+      vim.cmd.redraw()
+    end
+  end
 end
 
 function H.remove(list, item)
@@ -297,6 +321,9 @@ function H.replay(run, keys, opts, host)
     run.typed = run.typed + 1
     run.key_ns[run.typed] = hrtime()
     vim.api.nvim_feedkeys(keys[run.typed], 'nt', false)
+    if run.typed % 50 == 0 then
+      H.progress(run)
+    end
   end
   local schedule
   local function step()
@@ -304,7 +331,7 @@ function H.replay(run, keys, opts, host)
       return
     end
     if not vim.fn.mode():find('^i') or not host.chan then
-      run.aborted = not host.chan and 'the host stopped' or 'Insert mode was left'
+      run.aborted = not host.chan and 'the host stopped' or 'cancelled (Insert mode was left)'
       return finish()
     end
     tick = tick + 1
@@ -339,7 +366,8 @@ function H.replay(run, keys, opts, host)
     error(err, 0)
   end
   if run.typed < #keys and not run.aborted then
-    run.aborted = 'interrupted'
+    -- <Esc> or <C-c> left Insert mode before the next key was due.
+    run.aborted = 'cancelled (Insert mode was left)'
   end
 end
 
@@ -353,6 +381,16 @@ function M.command(fargs)
   local results, err = M.run(opts)
   if not results then
     vim.notify(err, vim.log.levels.ERROR)
+    return
+  end
+  if results.aborted and results.aborted:find('^cancelled') then
+    local full = vim.tbl_extend('force', M.defaults, opts)
+    local msg =
+      string.format('LayaBench: cancelled after %d of %d keys', results.keys_typed or 0, full.warmup + full.keys)
+    -- After the redraw that closing the scratch tab page brings.
+    vim.schedule(function()
+      vim.notify(msg, vim.log.levels.WARN)
+    end)
     return
   end
   local report = require('laya.bench.report')

@@ -24,7 +24,8 @@ function M.status_lines()
     ),
   }
   if not host.running() then
-    lines[#lines + 1] = 'Host: not running (it starts on the first InsertEnter)'
+    lines[#lines + 1] = laya.is_enabled() and 'Host: not running (it starts on the next InsertEnter)'
+      or 'Host: not running (Laya is disabled; :Laya enable starts it again)'
     return lines
   end
   local st, err = host.request('status')

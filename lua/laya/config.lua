@@ -24,6 +24,36 @@ M.defaults = {
   },
   -- Buffers with these 'buftype' values never get predictions.
   disabled_buftypes = { 'prompt', 'terminal', 'quickfix', 'help' },
+  -- Files whose name (the last path component) matches one of these globs
+  -- never get predictions: nothing of them is sent to the host.
+  disabled_files = {
+    '.env*',
+    'id_*',
+    '*.pem',
+    '*.key',
+    '.netrc',
+    '.pgpass',
+    '*.gpg',
+    'credentials*',
+    'secrets*',
+  },
+  -- Filetypes written as prose: the engine prefers words there, and the
+  -- accept key may accept in a line's leading whitespace. '' is a buffer
+  -- with no filetype.
+  prose_filetypes = {
+    '',
+    'text',
+    'markdown',
+    'gitcommit',
+    'mail',
+    'rst',
+    'org',
+    'norg',
+    'asciidoc',
+    'tex',
+    'plaintex',
+    'help',
+  },
   -- Predict in floating windows (pickers, prompts)? Off by default.
   in_floating_windows = false,
   -- Keys (insert mode). Set one to false to leave that key alone, or set
@@ -36,10 +66,22 @@ M.defaults = {
     prev = '<M-[>',
     menu = '<M-l>',
   },
+  -- The accept key (keymaps.accept) when Laya does not take it.
+  accept = {
+    -- Accept at column 0 or in a line's leading whitespace of a code buffer
+    -- (not in prose_filetypes)? Off: the key indents there, as without Laya.
+    in_indent = false,
+    -- What the key does instead, in order, until one step acts: 'pum'
+    -- (next popup menu item), 'snippet' (jump to the next snippet field),
+    -- 'mapping' (the key's own mapping from before setup()), 'key' (the
+    -- key itself), or a function that returns true when it acted.
+    fallback = { 'snippet', 'mapping', 'key' },
+  },
   ghost = {
-    -- Highlight of the ghost text; `LayaGhost` links to this unless the
-    -- colorscheme or the user defines `LayaGhost` itself.
-    highlight = 'Comment',
+    -- Highlight group `LayaGhost` links to; false: Laya's own, grey and
+    -- italic in both GUI and terminal colours. A `LayaGhost` defined by the
+    -- colorscheme or the user wins over both.
+    highlight = false,
     -- Hide the ghost text while the completion menu is visible.
     hide_with_pum = true,
     -- Milliseconds a ghost word must have been on screen for typing on past
@@ -78,6 +120,7 @@ M.options = vim.deepcopy(M.defaults)
 
 local LEVELS = { error = true, warn = true, info = true, debug = true }
 local BACKENDS = { auto = true, cpu = true, mlx = true }
+local FALLBACK_STEPS = { pum = true, snippet = true, mapping = true, key = true }
 
 local function check(ok, name, expected, value)
   if not ok then
@@ -105,6 +148,13 @@ function M.validate(o)
     check(type(on) == 'boolean', 'filetypes.' .. tostring(ft), 'a boolean', on)
   end
   check(vim.islist(o.disabled_buftypes), 'disabled_buftypes', 'a list of buftype names', o.disabled_buftypes)
+  for name, list in pairs({ disabled_files = o.disabled_files, prose_filetypes = o.prose_filetypes }) do
+    local ok = vim.islist(list)
+    for _, v in ipairs(ok and list or {}) do
+      ok = ok and type(v) == 'string'
+    end
+    check(ok, name, 'a list of strings', list)
+  end
   check(type(o.in_floating_windows) == 'boolean', 'in_floating_windows', 'a boolean', o.in_floating_windows)
   check(o.keymaps == false or type(o.keymaps) == 'table', 'keymaps', 'a table or false', o.keymaps)
   if type(o.keymaps) == 'table' then
@@ -113,11 +163,22 @@ function M.validate(o)
       check(key_or_false(lhs), 'keymaps.' .. name, 'a key (string) or false', lhs)
     end
   end
-  for _, section in ipairs({ 'ghost', 'menu', 'context', 'host' }) do
+  for _, section in ipairs({ 'accept', 'ghost', 'menu', 'context', 'host' }) do
     check(type(o[section]) == 'table', section, 'a table', o[section])
     unknown(o[section], M.defaults[section], section .. '.')
   end
-  check(type(o.ghost.highlight) == 'string', 'ghost.highlight', 'a highlight group name', o.ghost.highlight)
+  check(type(o.accept.in_indent) == 'boolean', 'accept.in_indent', 'a boolean', o.accept.in_indent)
+  local steps_ok = vim.islist(o.accept.fallback)
+  for _, step in ipairs(steps_ok and o.accept.fallback or {}) do
+    steps_ok = steps_ok and (FALLBACK_STEPS[step] == true or type(step) == 'function')
+  end
+  check(steps_ok, 'accept.fallback', "a list of 'pum', 'snippet', 'mapping', 'key' or functions", o.accept.fallback)
+  check(
+    o.ghost.highlight == false or (type(o.ghost.highlight) == 'string' and o.ghost.highlight ~= ''),
+    'ghost.highlight',
+    'a highlight group name or false',
+    o.ghost.highlight
+  )
   check(type(o.ghost.hide_with_pum) == 'boolean', 'ghost.hide_with_pum', 'a boolean', o.ghost.hide_with_pum)
   check(
     o.ghost.give_way == false or (type(o.ghost.give_way) == 'number' and o.ghost.give_way >= 0),
@@ -162,6 +223,15 @@ function M.set(user)
   local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), user or {})
   if user and user.keymaps == false then
     merged.keymaps = false
+  end
+  -- A list given replaces the default list (a deep merge would mix them).
+  for _, key in ipairs({ 'disabled_buftypes', 'disabled_files', 'prose_filetypes' }) do
+    if user and user[key] ~= nil then
+      merged[key] = user[key]
+    end
+  end
+  if user and type(user.accept) == 'table' and user.accept.fallback ~= nil then
+    merged.accept.fallback = user.accept.fallback
   end
   M.validate(merged)
   M.options = merged

@@ -292,10 +292,4 @@ function M.dismiss()
   return true
 end
 
---- Highlight `LayaGhost`: a link, so colorschemes and users can override it.
-function M.define_highlight()
-  local o = require('laya.config').options.ghost
-  vim.api.nvim_set_hl(0, 'LayaGhost', { link = o.highlight, default = true })
-end
-
 return M

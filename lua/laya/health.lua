@@ -42,9 +42,23 @@ function M.check()
     h.warn('model file not found: ' .. o.host.model, { 'Only the word sources (buffer words, word list) will predict' })
   end
 
+  local differs, why = require('laya.highlight').distinguishable()
+  if differs then
+    h.ok('ghost text highlight LayaGhost differs from normal text (' .. why .. ')')
+  else
+    h.warn('ghost text would look like typed text: LayaGhost has ' .. why, {
+      'Give LayaGhost a terminal colour, e.g. :hi LayaGhost ctermfg=244 cterm=italic',
+      "or set 'termguicolors' if your terminal has true colour",
+      "or set ghost.highlight = false in setup() for Laya's own grey italic",
+    })
+  end
+
   local host = require('laya.host')
   if not host.running() then
-    h.info('host not running (it starts on the first InsertEnter); ' .. (laya.is_enabled() and 'enabled' or 'disabled'))
+    h.info(
+      laya.is_enabled() and 'host not running (it starts on the next InsertEnter)'
+        or 'host not running: Laya is disabled (:Laya enable)'
+    )
     return
   end
   local st, err = host.request('status')

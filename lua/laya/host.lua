@@ -129,7 +129,15 @@ function H.on_exit(job, code)
   end
   H.failures = H.failures + 1
   local max = require('laya.config').options.host.max_restarts
-  log('warn', string.format('host exited with code %s (failure %d of %d)', tostring(code), H.failures, max))
+  log(
+    'warn',
+    string.format(
+      'host exited with code %s (%d in a row; %s)',
+      tostring(code),
+      H.failures,
+      H.failures > max and 'no restarts left' or string.format('restart %d of at most %d', H.failures, max)
+    )
+  )
   if H.failures > max then
     H.give_up(
       string.format(

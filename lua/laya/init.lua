@@ -27,7 +27,7 @@ function M.setup(opts)
   config.set(opts)
   H.here = nil
   H.configured = true
-  require('laya.ghost').define_highlight()
+  require('laya.highlight').define()
   require('laya.keymaps').setup()
   H.create_autocmds()
   if not config.options.enabled then
@@ -103,6 +103,9 @@ function M.active(buf)
   if vim.tbl_contains(o.disabled_buftypes, bt) then
     return false
   end
+  if H.secret(vim.api.nvim_buf_get_name(buf), o.disabled_files) then
+    return false
+  end
   local ft = vim.bo[buf].filetype
   local on = o.filetypes[ft]
   if on == nil then
@@ -115,6 +118,20 @@ function M.active(buf)
     return false
   end
   return true
+end
+
+--- Does the file name of `path` match one of the `patterns` (globs)?
+function H.secret(path, patterns)
+  local name = vim.fn.fnamemodify(path, ':t')
+  if name == '' then
+    return false
+  end
+  for _, pat in ipairs(patterns) do
+    if vim.fn.match(name, '\\c' .. vim.fn.glob2regpat(pat)) >= 0 then
+      return true
+    end
+  end
+  return false
 end
 
 --- Is Laya on where the cursor is? (`M.active`, kept in `H.here`.)
@@ -187,7 +204,7 @@ function H.create_autocmds()
     vim.api.nvim_create_autocmd(events, { group = H.group, callback = fn })
   end
   on('InsertEnter', H.on_insert_enter)
-  on({ 'BufEnter', 'WinEnter', 'FileType' }, function()
+  on({ 'BufEnter', 'WinEnter', 'FileType', 'BufFilePost' }, function()
     H.here = nil
   end)
   vim.api.nvim_create_autocmd('OptionSet', {
@@ -215,7 +232,7 @@ function H.create_autocmds()
     end
   end)
   on('ColorScheme', function()
-    require('laya.ghost').define_highlight()
+    require('laya.highlight').define()
   end)
   on('VimLeavePre', function()
     require('laya.host').stop()

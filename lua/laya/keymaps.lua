@@ -93,29 +93,76 @@ function M.consume(char)
   return false
 end
 
---- What `lhs` did before Laya mapped it, run when Laya has nothing to do.
-function H.fallback(prev, lhs)
-  if prev and prev.lhs then
-    if prev.callback then
-      local keys = prev.callback()
-      if prev.expr == 1 and type(keys) == 'string' then
-        if prev.replace_keycodes == 1 then
-          keys = vim.keycode(keys)
-        end
-        feed(keys, prev.noremap == 1 and 'in' or 'im')
+--- What `lhs` did before Laya mapped it (`prev`, from maparg), if anything;
+--- true when it had a mapping.
+function H.previous(prev)
+  if not (prev and prev.lhs) then
+    return false
+  end
+  if prev.callback then
+    local keys = prev.callback()
+    if prev.expr == 1 and type(keys) == 'string' then
+      if prev.replace_keycodes == 1 then
+        keys = vim.keycode(keys)
       end
+      feed(keys, prev.noremap == 1 and 'in' or 'im')
+    end
+    return true
+  end
+  local rhs = prev.rhs or ''
+  if prev.expr == 1 then
+    rhs = vim.api.nvim_eval(rhs)
+  else
+    rhs = vim.keycode(rhs)
+  end
+  feed(rhs, prev.noremap == 1 and 'in' or 'im')
+  return true
+end
+
+--- The steps of a fallback chain (config `accept.fallback`): each acts and
+--- returns true, or returns false to pass on to the next.
+H.steps = {
+  pum = function()
+    if vim.fn.pumvisible() == 1 then
+      feed(vim.keycode('<C-n>'), 'in')
+      return true
+    end
+    return false
+  end,
+  snippet = function()
+    if vim.snippet and vim.snippet.active({ direction = 1 }) then
+      vim.snippet.jump(1)
+      return true
+    end
+    return false
+  end,
+  mapping = function(prev)
+    return H.previous(prev)
+  end,
+  key = function(_, lhs)
+    feed(vim.keycode(lhs), 'in')
+    return true
+  end,
+}
+
+--- Runs the fallback chain `steps` for key `lhs` (its old mapping `prev`).
+function H.fallback(steps, prev, lhs)
+  for _, step in ipairs(steps) do
+    local f = type(step) == 'function' and step or H.steps[step]
+    if f(prev, lhs) == true then
       return
     end
-    local rhs = prev.rhs or ''
-    if prev.expr == 1 then
-      rhs = vim.api.nvim_eval(rhs)
-    else
-      rhs = vim.keycode(rhs)
-    end
-    feed(rhs, prev.noremap == 1 and 'in' or 'im')
-    return
   end
-  feed(vim.keycode(lhs), 'in')
+end
+
+--- Is the cursor at column 0 or in the leading whitespace of a line of a
+--- code buffer? There the accept key keeps its own job (indenting).
+function M.in_code_indent()
+  local col = vim.api.nvim_win_get_cursor(0)[2]
+  if not vim.api.nvim_get_current_line():sub(1, col):match('^%s*$') then
+    return false
+  end
+  return not require('laya.syntax').is_prose_filetype(vim.bo.filetype)
 end
 
 M.plugs = {
@@ -158,12 +205,22 @@ function M.setup()
       local prev = vim.fn.maparg(lhs, 'i', false, true)
       H.mapped[lhs] = prev
       local action = M.plugs[name][2]
-      -- accept/accept_word/dismiss fall back to the key's old meaning;
-      -- next/prev/menu do nothing when there is nothing to show.
-      local falls_back = name == 'accept' or name == 'accept_word' or name == 'dismiss'
+      -- accept/accept_word/dismiss fall back (accept: the configured chain,
+      -- the others: the key's old meaning); next/prev/menu do nothing when
+      -- there is nothing to show.
+      local steps = nil
+      if name == 'accept' then
+        steps = require('laya.config').options.accept.fallback
+      elseif name == 'accept_word' or name == 'dismiss' then
+        steps = { 'mapping', 'key' }
+      end
+      local guard_indent = name == 'accept'
       vim.keymap.set('i', lhs, function()
-        if not action() and falls_back then
-          H.fallback(prev, lhs)
+        local o = require('laya.config').options.accept
+        if guard_indent and not o.in_indent and M.in_code_indent() then
+          H.fallback(steps, prev, lhs)
+        elseif not action() and steps then
+          H.fallback(steps, prev, lhs)
         end
       end, { desc = 'Laya: ' .. M.plugs[name][3] })
     end

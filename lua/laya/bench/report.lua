@@ -182,7 +182,12 @@ function M.open(r)
     width = math.max(width, vim.fn.strdisplaywidth(l))
   end
   width = math.min(width + 2, vim.o.columns - 4)
-  local height = math.min(#lines, vim.o.lines - 4)
+  -- The editor area between the tab line and the status line / command
+  -- line; the float and its border (2 rows) stay inside it.
+  local top = (vim.o.showtabline == 2 or (vim.o.showtabline == 1 and #vim.api.nvim_list_tabpages() > 1)) and 1 or 0
+  local bottom = vim.o.cmdheight + (vim.o.laststatus > 0 and 1 or 0)
+  local room = vim.o.lines - top - bottom
+  local height = math.max(1, math.min(#lines, room - 2))
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -191,7 +196,7 @@ function M.open(r)
     relative = 'editor',
     width = width,
     height = height,
-    row = math.floor((vim.o.lines - height) / 2),
+    row = top + math.floor((room - height - 2) / 2),
     col = math.floor((vim.o.columns - width) / 2),
     style = 'minimal',
     border = 'rounded',
