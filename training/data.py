@@ -1,9 +1,10 @@
 """Token-id streams for training and evaluation: every document of a split
 encoded with the vocabulary (starting with <s>) and concatenated into one
 uint16 array on disk. The training stream weights sources (in-domain editor
-help and Vim script/Lua count double; other prose one and a half times, since
-prose is the harder half and the smaller one; bulky Rust and kernel docs count
-less)."""
+help and Vim script/Lua count double; the hand-picked language and tool docs
+one and a half times, since prose is the harder half; the bulk API references
+and READMEs once; bulky Rust, kernel docs, the JDK and the GNU toolchain
+sources less, so that no one project's identifiers dominate)."""
 
 import hashlib
 import os
@@ -18,7 +19,10 @@ from .vocab import Vocab
 DATA = os.path.join(WORK, "data")
 
 WEIGHTS = {"nvim-help": 2, "vim-help": 2, "vim-plugin-help": 2, "nvim-runtime": 2, "vim-runtime": 2,
-           "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6}
+           "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6,
+           "qt-docs": 1, "boost-docs": 1, "java-docs": 1, "ruby-docs": 1, "info-pages": 1, "perl-docs": 1,
+           "pydocs-more": 1, "debian-books": 1, "cargo-book": 1, "package-readmes": 1, "npm-readmes": 1,
+           "go-readmes": 1, "java": 0.6, "glibc": 0.7, "binutils": 0.5, "c-headers": 0.7}
 PROSE_WEIGHT = 1.5  # prose sources not named above
 
 _vocab = None

@@ -11,7 +11,7 @@ import re
 import time
 from multiprocessing import Pool
 
-from . import clean
+from . import clean, langs
 from .fetch import WORK
 from .langs import lang_of
 from .reserved import EXCLUDE as EVAL_EXCLUDE
@@ -62,10 +62,48 @@ def _files(pkg, src):
     return sorted(out, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
 
 
+CLEAN_CACHE = os.path.join(WORK, "cache", "clean")
+
+
+def _cleaner_code():
+    """A hash of the cleaning code: a cached document is reused only if it
+    was made by the same cleaners."""
+    h = hashlib.sha1()
+    for mod in (clean, langs):
+        with open(mod.__file__, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+CLEANER_CODE = _cleaner_code()
+
+
 def _clean_file(job):
     """(cleaner, kind, full path, path in the package) -> (cleaned text, language);
-    ('', None) if dropped. Runs in a worker."""
-    cleaner, kind, full, rel = job
+    ('', None) if dropped. Runs in a worker. The result is cached under the
+    file's identity (path, size, mtime) and the cleaning code's hash, so a
+    rebuild cleans only what changed (groff alone takes minutes)."""
+    cleaner, kind, full, rel, cache = job
+    if cache is None:
+        return _clean_uncached(cleaner, kind, full, rel)
+    st = os.stat(full)
+    key = hashlib.sha1(f"{CLEANER_CODE}|{cleaner}|{kind}|{full}|{rel}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+    cached = os.path.join(cache, key[:2], key + ".json")
+    try:
+        with open(cached, encoding="utf-8") as f:
+            text, lang = json.load(f)
+        return text, lang
+    except (OSError, ValueError):
+        pass
+    text, lang = _clean_uncached(cleaner, kind, full, rel)
+    os.makedirs(os.path.dirname(cached), exist_ok=True)
+    with open(cached + ".tmp", "w", encoding="utf-8") as f:
+        json.dump([text, lang], f, ensure_ascii=False)
+    os.replace(cached + ".tmp", cached)
+    return text, lang
+
+
+def _clean_uncached(cleaner, kind, full, rel):
     lang = "en"
     try:
         if cleaner == "man":
@@ -112,9 +150,10 @@ def pins_from(manifest_path):
     return pins
 
 
-def build(profile="full", log=print, workers=2, pins_path=MANIFEST, sources=None, out=OUT):
+def build(profile="full", log=print, workers=2, pins_path=MANIFEST, sources=None, out=OUT, clean_cache=CLEAN_CACHE):
     """`pins_path`: a manifest whose exact versions are fetched (None: newest);
-    `sources`: instead of SOURCES; `out`: instead of training/work/corpus."""
+    `sources`: instead of SOURCES; `out`: instead of training/work/corpus;
+    `clean_cache`: where cleaned files are kept between builds (None: nowhere)."""
     t0 = time.time()
     pins = pins_from(pins_path)
     os.makedirs(out, exist_ok=True)
@@ -138,7 +177,7 @@ def build(profile="full", log=print, workers=2, pins_path=MANIFEST, sources=None
                     break
                 files = _files(pkg, src)
                 pkg_bytes, pkg_docs = 0, 0
-                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r), r) for r in files]
+                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r), r, clean_cache) for r in files]
                 for rel, (text, lang) in zip(files, pool.imap(_clean_file, jobs, chunksize=8)):
                     if not text or pkg_bytes >= src.cap_pkg_mb * 1e6 or stats["bytes"] >= cap * 1e6:
                         continue

@@ -178,6 +178,14 @@ def man(path):
     return URL.sub("", "\n".join(lines))
 
 
+_EMAIL = re.compile(r"<?[\w.+-]+@[\w-]+(\.[\w-]+)+>?")
+
+
+def plain(text):
+    """Plain text (NEWS files, upstream changelogs): URLs and e-mail addresses removed."""
+    return _EMAIL.sub("", URL.sub("", text))
+
+
 def info(text):
     """A GNU Info file: nodes (separated by \\x1f) without their header lines,
     menus and the tag table; the prose and examples stay."""

@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import tarfile
 import zipfile
@@ -230,12 +231,13 @@ def unpack_inner(pkg, patterns, log=print):
             if not any(fnmatch.fnmatch(rel, p) for p in patterns) or os.path.isdir(full + ".d"):
                 continue
             log(f"  unpacking {pkg.name}:{rel}")
+            shutil.rmtree(full + ".d.tmp", ignore_errors=True)
             if fn.endswith(".zip"):
                 with zipfile.ZipFile(full) as z:
                     z.extractall(full + ".d.tmp")
-            else:
-                with tarfile.open(full) as t:
-                    t.extractall(full + ".d.tmp", filter="data")
+            else:  # GNU tar: Python's tarfile re-reads a compressed stream for every hard link
+                os.makedirs(full + ".d.tmp")
+                _run(["tar", "xf", full, "-C", full + ".d.tmp", "--no-same-owner", "--no-same-permissions"])
             os.rename(full + ".d.tmp", full + ".d")
 
 

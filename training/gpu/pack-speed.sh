@@ -2,7 +2,10 @@
 # Fills DIR (default: .dev in the repository root, which git ignores) for
 # speed.sh: this training/ package (code only) and the MLX CUDA wheel
 # repacked as tar.xz and cut in two parts, one per device call:
-#   DIR/a/part.0 (first call: speed.sh stage), DIR/b/part.1 + code + mlx wheel.
+#   DIR/a/part.0 (first call: speed.sh stage), DIR/b/part.1 + code + mlx wheel;
+# and, once the token streams are encoded, DIR/c/data.tar.xz (the first
+# TRAIN_MB megabytes of the training stream, default 60, the validation and
+# test streams, the vocabulary) + code, for `speed.sh train`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$root/.dev}
@@ -19,4 +22,11 @@ mv "$dir/b/part.0" "$dir/a/"
 cp $W/mlx-0.32.4-cp312-*.whl "$dir/b/"
 (cd $root && tar cf - --exclude=work --exclude=out --exclude=__pycache__ training) | tar xf - -C "$dir/b"
 cp -r "$dir/b/training" "$dir/a/"
-du -sh "$dir"/a "$dir"/b
+if [ -f $root/training/work/data/train.u16 ]; then
+  rm -rf "$dir/c" && mkdir -p "$dir/c/stage/work/data" "$dir/c/stage/out" && cp -r "$dir/b/training" "$dir/c/"
+  head -c $(( ${TRAIN_MB:-60} * 1000000 / 2 * 2 )) $root/training/work/data/train.u16 > "$dir/c/stage/work/data/train.u16"
+  cp $root/training/work/data/{valid,test}.*.u16 "$dir/c/stage/work/data/"
+  cp $root/training/out/laya-default.vocab.txt "$dir/c/stage/out/"
+  (cd "$dir/c/stage" && tar cf - work out | xz -T2 -6 > ../data.tar.xz) && rm -rf "$dir/c/stage"
+fi
+du -sh "$dir"/*

@@ -119,10 +119,12 @@ class Determinism(unittest.TestCase):
                 f.write("int curl_easy_perform(void *h) { return 0; }\n" * 20)
             src = dict(name="local", kind="code", registry="local", packages=["pkg"], include=["*.c"], clean="code")
             outs = []
-            for run in ("a", "b"):
+            for run in ("a", "b"):  # the second build reads the first one's cleaned files
                 out = os.path.join(tmp, run)
-                build(log=lambda m: None, workers=1, pins_path=None, sources=[LocalSource(pkg, **src)], out=out)
+                build(log=lambda m: None, workers=1, pins_path=None, sources=[LocalSource(pkg, **src)], out=out,
+                      clean_cache=os.path.join(tmp, "clean"))
                 outs.append(out)
+            self.assertTrue(os.listdir(os.path.join(tmp, "clean")))
             for name in ("train.jsonl", "valid.jsonl", "test.jsonl"):
                 with open(os.path.join(outs[0], name), "rb") as a, open(os.path.join(outs[1], name), "rb") as b:
                     self.assertEqual(a.read(), b.read(), name)

@@ -77,6 +77,18 @@ class Pipeline(unittest.TestCase):
             np.testing.assert_allclose(np.array(tensors(resumed)[name]), np.array(a), rtol=1e-4, atol=1e-5,
                                        err_msg=name)
 
+    def test_truncated_bptt_resumes_with_its_carried_state(self):
+        from dataclasses import replace
+        cfg = replace(self.cfg, tbptt=True, batch_size=3, seq_len=5)
+        whole, _ = train(self.ids, {}, len(self.vocab), cfg, os.path.join(self.dir, "tb-whole"), log=lambda m: None)
+        d = os.path.join(self.dir, "tb-split")
+        train(self.ids, {}, len(self.vocab), cfg, d, log=lambda m: None, until=17)
+        self.assertTrue(os.path.exists(os.path.join(d, "hidden.safetensors")))
+        resumed, _ = train(self.ids, {}, len(self.vocab), cfg, d, log=lambda m: None)
+        for name, a in tensors(whole).items():
+            np.testing.assert_allclose(np.array(tensors(resumed)[name]), np.array(a), rtol=1e-4, atol=1e-5,
+                                       err_msg=name)
+
     def test_stop_after_checkpoints_and_resumes(self):
         d = os.path.join(self.dir, "stop")
         _, hist = train(self.ids, {}, len(self.vocab), self.cfg, d, log=lambda m: None, stop_after=0)
