@@ -115,7 +115,7 @@ def main():
     wall = time.time() - t0
     snap = snaps[len(snaps) // 2] if snaps else {}
     rows = []
-    rates, answered_pct, all_ok = [], [], True
+    rates, shown_rates, answered_pct, all_ok = [], [], [], True
     sums = {"Rss": 0, "Pss": 0}
     for i, d, p in procs:
         try:
@@ -137,6 +137,8 @@ def main():
         handled = st.get("predict_answered", 0) + st.get("predict_superseded", 0)
         rate = r["typed"] / r["typing_s"] if r.get("typing_s") else 0
         rates.append(rate)
+        shown_rate = r["answered"] / r["typing_s"] if r.get("typing_s") else 0
+        shown_rates.append(shown_rate)
         ans = 100 * r["answered"] / max(1, r["typed"])
         answered_pct.append(ans)
         logc, _ = log_counts(d)
@@ -160,6 +162,7 @@ def main():
                 ms(pct(lat, 50)),
                 ms(pct(lat, 99)),
                 f"{rate:.1f}",
+                f"{shown_rate:.1f}",
                 f"{lost} / {st.get('engine_panics', '-')} / {logc['ERROR'] + logc['WARN']} / {errs}",
             ]
         )
@@ -187,6 +190,7 @@ def main():
                 "p50 ms",
                 "p99 ms",
                 "keys/s",
+                "answers shown/s",
                 "lost / panics / log WARN+ERROR / Lua errors",
             ],
             rows,
@@ -195,7 +199,8 @@ def main():
     print()
     print(
         f"hosts: sum of RSS {mb(sums['Rss'])} MB, sum of Pss {mb(sums['Pss'])} MB (what they cost together); "
-        f"keys/s per instance min/max {min(rates, default=0):.1f}/{max(rates, default=0):.1f}; "
+        f"keys/s per instance min/max {min(rates, default=0):.1f}/{max(rates, default=0):.1f}, "
+        f"answers shown/s min/max {min(shown_rates, default=0):.1f}/{max(shown_rates, default=0):.1f}; "
         f"keys with their answer shown min {min(answered_pct, default=0):.1f}%; "
         f"every key handled, none lost, no errors: {'yes' if all_ok else 'NO'}"
     )
