@@ -8,7 +8,7 @@ memory per block of keys, lost keystrokes, errors, panics, host restarts.
   benches/soak.py [--keys 100000] [--rate 12] [--big-mb 50] [--paste-every 4000]
                   [--paste-kb 256] [--block 10000] [--seed 1] [--nice 10] [--out DIR]
 
-Needs `cargo build --release` and nvim (>= 0.10) on PATH or in .venv/bin.
+Needs `cargo build --release` (or SOAK_HOST=path/to/laya) and nvim (>= 0.10) on PATH or in .venv/bin.
 Not a test: 100k keys at 12 ms take about 25 minutes.
 """
 
@@ -33,6 +33,11 @@ def find_nvim():
     return nvim
 
 
+def host_binary():
+    """The host to run: $SOAK_HOST, else this checkout's release build."""
+    return os.path.abspath(os.environ.get("SOAK_HOST") or os.path.join(ROOT, "target/release/laya"))
+
+
 def nvim_env(out, extra):
     env = dict(os.environ)
     env.update(
@@ -40,7 +45,7 @@ def nvim_env(out, extra):
             "XDG_STATE_HOME": os.path.join(out, "state"),
             "XDG_DATA_HOME": os.path.join(out, "data"),
             "XDG_CONFIG_HOME": os.path.join(out, "config"),
-            "LAYA_HOST": os.path.join(ROOT, "target/release/laya"),
+            "LAYA_HOST": host_binary(),
             "LAYA_LOG_LEVEL": "info",
         }
     )
@@ -52,9 +57,9 @@ def nvim_env(out, extra):
 def start_driver(out, extra, nice):
     """Starts Neovim running the driver; stderr goes to out/nvim.stderr."""
     os.makedirs(out, exist_ok=True)
-    host = os.path.join(ROOT, "target/release/laya")
+    host = host_binary()
     if not os.access(host, os.X_OK):
-        sys.exit("soak: target/release/laya not found (cargo build --release)")
+        sys.exit(f"soak: {host} not found (cargo build --release)")
     cmd = [
         find_nvim(),
         "--headless",
