@@ -5,11 +5,13 @@
 #
 #   benches/layabench.sh [--runs 3] [--keys 2000] [--rate 10] [--backend cpu]
 #                  [--model models/laya-default.safetensors] [--seed PYTHON]
-#                  [--out DIR] [--no-build]
+#                  [--out DIR] [--no-build] [--host-arg ARG]...
+# --host-arg: one more argument for `laya serve` (repeatable), e.g.
+# --host-arg --no-next-keys for an A/B run (`laya serve --help` lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3 keys=2000 rate=10 backend=cpu model="models/laya-default.safetensors"
-seed_py="" out="" build=1
+seed_py="" out="" build=1 host_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -20,6 +22,7 @@ while [ $# -gt 0 ]; do
     --seed) seed_py=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-build) build=0; shift ;;
+    --host-arg) host_args="$host_args'$2', "; shift 2 ;;
     *) echo "layabench.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +38,7 @@ seed=${LAYA_SEED_SCRIPT:-benches/seed_mlx.py}
 for i in $(seq 1 "$runs"); do
   echo "run $i/$runs: LayaBench keys=$keys rate=$rate backend=$backend" >&2
   XDG_STATE_HOME="$out/state" "$nvim" --headless --clean -u scripts/minimal_init.lua \
-    -c "lua require('laya').setup({ host = { path = '$host', model = '$model', backend = '$backend' } })" \
+    -c "lua require('laya').setup({ host = { path = '$host', model = '$model', backend = '$backend', args = { $host_args } } })" \
     -c "LayaBench $out/e2e-$i.json keys=$keys rate=$rate" -c "qa!" >&2
   if [ -n "$seed_py" ]; then
     [ -f "$seed" ] || { echo "layabench.sh: $seed not found (it comes with the MLX backend)" >&2; exit 1; }

@@ -1,138 +1,102 @@
-//! The engine's command line: predict | protocol | eval | bench | --version.
-//! (`serve`, the Neovim host, is dispatched by main.rs to src/rpc.)
+//! The command line of `laya`, one clap parser for every subcommand.
+//! `serve` is the Neovim host (src/rpc); the others run the engine directly.
+//!
+//! A new subcommand is one variant of `Command` (its arguments a struct
+//! deriving `clap::Args`) and one arm in `run`.
 
 mod agree;
 mod bench;
 mod eval;
+pub mod options;
 mod protocol;
 
-use crate::engine::{Engine, EngineOptions, Request};
+use crate::engine::{Engine, Request};
+use clap::{Args, Parser, Subcommand};
+pub use options::{Backend, Dtype, EngineArgs, SimdArg};
 use std::path::PathBuf;
 
-const USAGE: &str = "usage: laya serve                      the Neovim host (msgpack-RPC on stdio)
-       laya predict [OPTIONS] TEXT     top-k for TEXT before the cursor (\\n for newlines)
-       laya protocol [OPTIONS]         METRICS.md line protocol on stdin/stdout (ksr.py --cmd) [--no-think-ahead]
-       laya eval [OPTIONS] FILE        METRICS.md metrics natively [--json --window W --block-chars N --every N --offset N]
-       laya bench [OPTIONS] [FILE]     latency by keystroke kind, load, RSS [--keystrokes N --window W --config=cpu:int8 --next-keys ...]
-       laya agree FILE --dtype D       quantized vs f32 top-1/top-3 agreement [--other=PATH --positions N]
-       laya random-model VOCAB OUT     random weights for a vocabulary (development)
-       laya --version
-options: --model PATH  --backend auto|cpu|mlx  --dtype f32|bf16|int8  --no-model  --threshold X  -k N
-         --ghost-words N  --tune key=value,...";
+#[derive(Parser, Debug)]
+#[command(
+    name = "laya",
+    version,
+    about = "Predictive typing for Neovim from a small local language model",
+    arg_required_else_help = true,
+    args_override_self = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
 
-/// Runs a CLI subcommand; returns the process exit code.
-pub fn run(args: &[String]) -> i32 {
-    // Like other Unix tools, end quietly when the reader of stdout goes away
-    // (`laya eval ... | head`) instead of panicking in println!.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The Neovim host: msgpack-RPC on stdin/stdout (the plugin starts it)
+    Serve(crate::rpc::args::ServeArgs),
+    /// The top candidates for TEXT before the cursor
+    Predict(PredictArgs),
+    /// The predictor line protocol of METRICS.md on stdin/stdout (ksr.py run --cmd)
+    Protocol(protocol::ProtocolArgs),
+    /// METRICS.md's metrics for a text file, computed natively
+    Eval(eval::EvalArgs),
+    /// Latency by kind of keystroke, load time and memory, per configuration
+    Bench(bench::BenchArgs),
+    /// How often a quantized model proposes what the f32 model proposes
+    Agree(agree::AgreeArgs),
+    /// A model file with random weights for a vocabulary (development)
+    RandomModel(RandomModelArgs),
+}
+
+/// Parses the command line, runs the subcommand, returns the exit code.
+/// `--help` prints usage and exits 0; a bad argument is named, exit 2.
+pub fn run() -> i32 {
+    let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        ignore_closed_stdout();
+    }
+    match cli.command {
+        Command::Serve(a) => crate::rpc::serve(a),
+        Command::Predict(a) => predict(&a),
+        Command::Protocol(a) => protocol::run(&a),
+        Command::Eval(a) => eval::run(&a),
+        Command::Bench(a) => bench::run(&a),
+        Command::Agree(a) => agree::run(&a),
+        Command::RandomModel(a) => random_model(&a),
+    }
+}
+
+/// Like other Unix tools, end quietly when the reader of stdout goes away
+/// (`laya eval ... | head`) instead of panicking in println!.
+fn ignore_closed_stdout() {
     #[cfg(unix)]
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let Some(cmd) = args.first() else {
-        eprintln!("{USAGE}");
-        return 2;
-    };
-    let parsed = match Opts::parse(&args[1..]) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("laya {cmd}: {e}\n{USAGE}");
-            return 2;
-        }
-    };
-    match cmd.as_str() {
-        "--version" | "-V" | "version" => {
-            println!("laya {}", env!("CARGO_PKG_VERSION"));
-            0
-        }
-        "--help" | "-h" | "help" => {
-            println!("{USAGE}");
-            0
-        }
-        "predict" => predict(&parsed),
-        "protocol" => protocol::run(&parsed),
-        "eval" => eval::run(&parsed),
-        "bench" => bench::run(&parsed, &args[1..]),
-        "agree" => agree::run(&parsed),
-        "random-model" => random_model(&parsed),
-        other => {
-            eprintln!("laya: unknown command {other:?}\n{USAGE}");
-            2
-        }
-    }
 }
 
-/// Options shared by the subcommands.
-pub(crate) struct Opts {
-    pub engine: EngineOptions,
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// Text before the cursor (\n for a newline)
+    pub text: String,
+    /// Number of candidates
+    #[arg(short = 'k', long = "k", default_value_t = 3)]
     pub k: usize,
-    pub positional: Vec<String>,
-    pub flags: Vec<String>,
-    pub numbers: Vec<(String, usize)>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
-impl Opts {
-    fn parse(args: &[String]) -> Result<Opts, String> {
-        let mut o = Opts {
-            engine: EngineOptions::default(),
-            k: 3,
-            positional: Vec::new(),
-            flags: Vec::new(),
-            numbers: Vec::new(),
-        };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
-            match a.as_str() {
-                "--model" => o.engine.model_path = Some(PathBuf::from(value(a)?)),
-                "--backend" => o.engine.backend = value(a)?,
-                "--dtype" => o.engine.dtype = Some(value(a)?),
-                "--no-model" => o.engine.neural = false,
-                "--threshold" => {
-                    let v = value(a)?;
-                    o.engine.threshold = Some(
-                        v.parse()
-                            .map_err(|_| format!("--threshold {v}: not a number"))?,
-                    )
-                }
-                "--tune" => o.engine.tuning.set(&value(a)?)?,
-                "--ghost-words" => {
-                    o.flags.push("--ghost-words".into());
-                    let v = value(a)?;
-                    o.engine.ghost_words = v
-                        .parse()
-                        .map_err(|_| format!("--ghost-words {v}: not a number"))?
-                }
-                "-k" | "--k" => {
-                    let v = value(a)?;
-                    o.k = v.parse().map_err(|_| format!("-k {v}: not a number"))?
-                }
-                "--window" | "--block-chars" | "--every" | "--offset" | "--keystrokes"
-                | "--embed" | "--hidden" | "--positions" => {
-                    let v = value(a)?;
-                    o.numbers.push((
-                        a.clone(),
-                        v.parse().map_err(|_| format!("{a} {v}: not a number"))?,
-                    ))
-                }
-                s if s.starts_with("--") => o.flags.push(s.to_string()),
-                _ => o.positional.push(a.clone()),
-            }
-        }
-        Ok(o)
-    }
-}
-
-impl Opts {
-    /// A numeric option's value, or its default.
-    pub fn num(&self, name: &str, default: usize) -> Result<usize, String> {
-        Ok(self
-            .numbers
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map_or(default, |x| x.1))
-    }
+#[derive(Args, Debug)]
+pub struct RandomModelArgs {
+    /// Vocabulary file (one token a line)
+    pub vocab: PathBuf,
+    /// The weights file to write
+    pub out: PathBuf,
+    #[arg(long, value_enum, default_value = "f32")]
+    pub dtype: Dtype,
+    #[arg(long, default_value_t = 256)]
+    pub embed: usize,
+    #[arg(long, default_value_t = 512)]
+    pub hidden: usize,
 }
 
 /// Prints the engine's setup on stderr (what a figure was measured with).
@@ -165,13 +129,9 @@ pub(crate) fn describe(engine: &Engine) {
     );
 }
 
-fn predict(o: &Opts) -> i32 {
-    let Some(text) = o.positional.first() else {
-        eprintln!("laya predict: give the text before the cursor\n{USAGE}");
-        return 2;
-    };
-    let text = text.replace("\\n", "\n");
-    let mut engine = Engine::new(o.engine.clone());
+fn predict(a: &PredictArgs) -> i32 {
+    let text = a.text.replace("\\n", "\n");
+    let mut engine = Engine::new(a.engine.options());
     describe(&engine);
     let t0 = std::time::Instant::now();
     let p = engine.predict(&Request {
@@ -179,7 +139,7 @@ fn predict(o: &Opts) -> i32 {
         before: &text,
         after: "",
         filetype: "",
-        k: o.k,
+        k: a.k,
         seen_last: false,
     });
     let us = t0.elapsed().as_secs_f64() * 1e6;
@@ -204,30 +164,13 @@ fn predict(o: &Opts) -> i32 {
     0
 }
 
-/// `laya random-model VOCAB OUT.safetensors [--dtype D] [--embed E] [--hidden H]`:
-/// a model file with random weights for an existing vocabulary (development
-/// and benchmarks before a trained model exists; predictions are noise).
-fn random_model(o: &Opts) -> i32 {
-    let (Some(vocab), Some(out)) = (o.positional.first(), o.positional.get(1)) else {
-        eprintln!("usage: laya random-model VOCAB.txt OUT.safetensors [--dtype f32|bf16|int8] [--embed 256] [--hidden 512]");
-        return 2;
-    };
+/// Random weights for an existing vocabulary: benchmarks and tests before a
+/// trained model exists (its predictions are noise).
+fn random_model(a: &RandomModelArgs) -> i32 {
     let made = (|| -> anyhow::Result<()> {
-        let text = std::fs::read_to_string(vocab)?;
-        let dtype =
-            crate::model::weights::WeightType::parse(o.engine.dtype.as_deref().unwrap_or("f32"))?;
-        let (e, h) = (
-            o.num("--embed", 256).map_err(anyhow::Error::msg)?,
-            o.num("--hidden", 512).map_err(anyhow::Error::msg)?,
-        );
-        crate::model::testgen::write_random_weights(
-            &text,
-            std::path::Path::new(out),
-            e,
-            h,
-            dtype,
-            1,
-        )
+        let text = std::fs::read_to_string(&a.vocab)?;
+        let dtype = crate::model::weights::WeightType::parse(a.dtype.as_str())?;
+        crate::model::testgen::write_random_weights(&text, &a.out, a.embed, a.hidden, dtype, 1)
     })();
     match made {
         Ok(()) => 0,

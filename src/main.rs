@@ -1,13 +1,6 @@
-//! `laya`: the host binary.
-//!
-//! `laya serve` is the msgpack-RPC host Neovim starts (src/rpc); every other
-//! subcommand (predict, protocol, eval, bench) is the engine's CLI (src/cli.rs).
+//! `laya`: the host binary. `laya serve` is the msgpack-RPC host Neovim
+//! starts (src/rpc); the other subcommands run the engine directly (src/cli).
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let code = match args.first().map(String::as_str) {
-        Some("serve") => laya::rpc::serve(&args[1..]),
-        _ => laya::cli::run(&args),
-    };
-    std::process::exit(code);
+    std::process::exit(laya::cli::run());
 }

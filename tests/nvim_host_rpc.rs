@@ -318,5 +318,9 @@ fn serve_version_and_bad_arguments() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty(), "nothing but RPC on stdout");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("expected auto, cpu or mlx"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'gpu'") && err.contains("auto, cpu, mlx"),
+        "{err}"
+    );
 }

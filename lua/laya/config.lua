@@ -9,7 +9,47 @@ local M = {}
 --- The root of the plugin (the folder holding lua/, plugin/, target/).
 M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 
+---@class laya.Keymaps
+---@field accept string|false Accept the ghost text; falls back to what the key did before
+---@field accept_word string|false Accept one word of the ghost text
+---@field dismiss string|false Hide the ghost text
+---@field next string|false Show the next candidate as ghost text
+---@field prev string|false Show the previous candidate as ghost text
+---@field menu string|false Open the completion menu with Laya's candidates
+
+---@class laya.GhostConfig
+---@field highlight string Highlight group `LayaGhost` links to
+---@field hide_with_pum boolean Hide the ghost text while the completion menu is visible
+---@field give_way integer|false Milliseconds on screen before typing past a ghost word counts as "not this one"
+
+---@class laya.MenuConfig
+---@field auto boolean Open the completion menu after every answer
+---@field max_items integer Most items in the menu
+
+---@class laya.ContextConfig
+---@field max_bytes integer Most bytes of text before the cursor sent per keystroke (64..16384)
+---@field max_lines integer Most lines above the cursor read per keystroke
+
+---@class laya.HostConfig
+---@field path string The `laya` binary
+---@field model string|false Model weights; false: only the word sources
+---@field backend 'auto'|'cpu'|'mlx' Where the model runs
+---@field max_restarts integer Host restarts after a crash before giving up
+---@field args string[] More arguments for `laya serve` (see `laya serve --help`)
+
 ---@class laya.Config
+---@field enabled boolean Master switch (also :Laya enable|disable|toggle)
+---@field filetypes table<string, boolean> Filetypes on or off; `['*']` for any other
+---@field disabled_buftypes string[] 'buftype' values that never get predictions
+---@field in_floating_windows boolean Predict in floating windows
+---@field keymaps laya.Keymaps|false Insert-mode keys, or false for none
+---@field ghost laya.GhostConfig
+---@field menu laya.MenuConfig
+---@field context laya.ContextConfig
+---@field host laya.HostConfig
+---@field log_level 'error'|'warn'|'info'|'debug' Least severe messages in `:Laya log`
+
+---@type laya.Config
 M.defaults = {
   -- Master switch (also :Laya enable|disable|toggle).
   enabled = true,
@@ -111,11 +151,15 @@ M.defaults = {
     backend = 'auto',
     -- Host restarts after a crash before giving up with one message.
     max_restarts = 5,
+    -- More arguments for `laya serve`, e.g. { '--no-think-ahead' } to spend
+    -- no CPU between keystrokes (`laya serve --help` lists them).
+    args = {},
   },
   -- 'error' | 'warn' | 'info' | 'debug': the log file is `:Laya log`.
   log_level = 'warn',
 }
 
+---@type laya.Config
 M.options = vim.deepcopy(M.defaults)
 
 local LEVELS = { error = true, warn = true, info = true, debug = true }
@@ -208,6 +252,10 @@ function M.validate(o)
   check(type(o.host.path) == 'string' and o.host.path ~= '', 'host.path', 'a path to the laya binary', o.host.path)
   check(o.host.model == false or type(o.host.model) == 'string', 'host.model', 'a path or false', o.host.model)
   check(BACKENDS[o.host.backend] == true, 'host.backend', "'auto', 'cpu' or 'mlx'", o.host.backend)
+  check(vim.islist(o.host.args), 'host.args', 'a list of strings', o.host.args)
+  for i, a in ipairs(o.host.args) do
+    check(type(a) == 'string', 'host.args[' .. i .. ']', 'a string', a)
+  end
   check(
     type(o.host.max_restarts) == 'number' and o.host.max_restarts >= 0,
     'host.max_restarts',
@@ -218,6 +266,8 @@ function M.validate(o)
 end
 
 --- Merges `user` over the defaults, validates, and makes it current.
+---@param user? table Any subset of `laya.Config`, nested the same way
+---@return laya.Config
 function M.set(user)
   check(user == nil or type(user) == 'table', 'setup(opts)', 'a table or nil', user)
   local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), user or {})

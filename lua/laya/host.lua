@@ -58,6 +58,7 @@ function M.start()
   if o.host.model then
     vim.list_extend(cmd, { '--model', o.host.model })
   end
+  vim.list_extend(cmd, o.host.args)
   H.stopping = false
   local ok, chan = pcall(vim.fn.jobstart, cmd, {
     rpc = true,

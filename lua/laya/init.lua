@@ -22,6 +22,7 @@ H.group = nil
 H.here = nil
 
 --- Configures Laya (options: :help laya-config). Safe to call again.
+---@param opts? table Any subset of `laya.Config` (lua/laya/config.lua)
 function M.setup(opts)
   local config = require('laya.config')
   config.set(opts)

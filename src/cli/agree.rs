@@ -3,15 +3,31 @@
 //! set), over the positions `laya eval` asks about, typing the file.
 
 use super::eval::documents;
-use super::Opts;
+use super::EngineArgs;
 use crate::engine::{Engine, EngineOptions, Request};
 use crate::text::tokenizer::is_word_char;
+use std::path::PathBuf;
 
-pub(crate) fn run(o: &Opts) -> i32 {
-    let Some(path) = o.positional.first() else {
-        eprintln!("usage: laya agree FILE [--model F32.safetensors] --dtype int8|bf16 [--other PATH] [--positions N] [--window W]");
-        return 2;
-    };
+#[derive(clap::Args, Debug)]
+pub struct AgreeArgs {
+    /// Text file to type
+    pub file: String,
+    /// Compare another model file (in its own dtype) instead of --dtype
+    #[arg(long, value_name = "PATH")]
+    pub other: Option<PathBuf>,
+    /// Most positions compared
+    #[arg(long, default_value_t = 20_000)]
+    pub positions: usize,
+    /// Most characters of text before the cursor per request
+    #[arg(long, default_value_t = 1024)]
+    pub window: usize,
+    /// The model (--model) and the dtype compared with f32 (--dtype)
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+pub(crate) fn run(a: &AgreeArgs) -> i32 {
+    let path = &a.file;
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -19,15 +35,15 @@ pub(crate) fn run(o: &Opts) -> i32 {
             return 1;
         }
     };
-    let max_positions = o.num("--positions", 20_000).unwrap_or(20_000);
-    let window = o.num("--window", 1024).unwrap_or(1024);
+    let (max_positions, window) = (a.positions, a.window);
+    let compared = a.engine.options();
     let reference_opts = EngineOptions {
         dtype: Some("f32".into()),
-        ..o.engine.clone()
+        ..compared.clone()
     };
-    let mut other_opts = o.engine.clone();
-    if let Some(p) = o.flags.iter().find_map(|f| f.strip_prefix("--other=")) {
-        other_opts.model_path = Some(p.into());
+    let mut other_opts = compared;
+    if let Some(p) = &a.other {
+        other_opts.model_path = Some(p.clone());
         other_opts.dtype = None;
     }
     let mut reference = Engine::new(reference_opts);

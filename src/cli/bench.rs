@@ -4,12 +4,39 @@
 //! and output-layer times, and resident memory. Each configuration (backend,
 //! dtype) runs in its own child process so memory and caches do not mix.
 
-use super::Opts;
+use super::EngineArgs;
 use crate::engine::{Engine, Prediction, Request};
 use crate::text::tokenizer::is_word_char;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Text to type [default: tests/data/heldout-prose.txt]
+    pub file: Option<String>,
+    /// Keystrokes typed per configuration
+    #[arg(long, default_value_t = 5000)]
+    pub keystrokes: usize,
+    /// Most characters of text before the cursor per request
+    #[arg(long, default_value_t = 2000)]
+    pub window: usize,
+    /// A configuration: BACKEND:DTYPE[@MODEL] or `none` (no model); repeatable
+    /// [default: cpu in every dtype, and none]
+    #[arg(long, value_name = "SPEC")]
+    pub config: Vec<String>,
+    /// Also time the answers to the next keys after each answer
+    #[arg(long)]
+    pub next_keys: bool,
+    /// Print per-keystroke costs of slow or re-reading keystrokes on stderr
+    #[arg(long)]
+    pub debug: bool,
+    /// Run one configuration in this process and print one JSON line
+    #[arg(long, hide = true)]
+    pub child: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
 
 /// Every this many keystrokes the cursor jumps to an earlier place and back.
 const FAR_EDIT_EVERY: usize = 250;
@@ -53,11 +80,11 @@ fn rss_kb() -> (u64, u64) {
 }
 
 /// One configuration, in this process: prints one JSON line.
-fn child(o: &Opts, text: &str) -> i32 {
-    let keystrokes = o.num("--keystrokes", 5000).unwrap_or(5000);
-    let window = o.num("--window", 2000).unwrap_or(2000);
+fn child(a: &BenchArgs, text: &str) -> i32 {
+    let (keystrokes, window) = (a.keystrokes, a.window);
+    let options = a.engine.options();
     let t0 = Instant::now();
-    let mut engine = Engine::new(o.engine.clone());
+    let mut engine = Engine::new(options.clone());
     let new_ms = t0.elapsed().as_secs_f64() * 1e3;
     let info = engine.info();
     let chars: Vec<(usize, char)> = text.char_indices().collect();
@@ -70,7 +97,7 @@ fn child(o: &Opts, text: &str) -> i32 {
     // --next-keys: after each answer, the answers to the next keys, as the
     // host works them out between keystrokes (timed on their own; their
     // effect on the next keystroke's decision is in its figures).
-    let next_keys = o.flags.iter().any(|f| f == "--next-keys");
+    let next_keys = a.next_keys;
     let (mut next, mut next_cpu, mut next_count) = (Vec::new(), Vec::new(), 0usize);
     // The host asks for 8 candidates (ghost + menu), whose next characters
     // are the keys it answers in advance; without --next-keys, 3 as always.
@@ -115,9 +142,7 @@ fn child(o: &Opts, text: &str) -> i32 {
             next_count += keys.len();
         }
         let kind = if is_word_char(chars[p - 1].1) { 0 } else { 1 };
-        if std::env::var_os("LAYA_BENCH_DEBUG").is_some()
-            && (engine.last_cost().reread || (kind == 0 && cpu > 150.0))
-        {
+        if a.debug && (engine.last_cost().reread || (kind == 0 && cpu > 150.0)) {
             let tail = &text[byte_at(p.saturating_sub(40))..byte_at(p)];
             eprintln!(
                 "p={p} kind={kind} us={us:.0} cost={:?} tail={tail:?}",
@@ -133,7 +158,7 @@ fn child(o: &Opts, text: &str) -> i32 {
             boundary_cpu.push(cpu);
         }
     }
-    let (step_us, logits_us) = backend_times(o);
+    let (step_us, logits_us) = backend_times(&options);
     let (rss, hwm) = rss_kb();
     let (ni, nb, nf) = (inside.len().max(1), boundary.len().max(1), far.len().max(1));
     let line = json!({
@@ -156,12 +181,11 @@ fn child(o: &Opts, text: &str) -> i32 {
 }
 
 /// The backend alone: median of one GRU step and of one full output layer.
-fn backend_times(o: &Opts) -> (Option<f64>, Option<f64>) {
-    if !o.engine.neural {
+fn backend_times(o: &crate::engine::EngineOptions) -> (Option<f64>, Option<f64>) {
+    if !o.neural {
         return (None, None);
     }
     let Some(path) = o
-        .engine
         .model_path
         .clone()
         .or_else(crate::model::default_model_path)
@@ -171,8 +195,7 @@ fn backend_times(o: &Opts) -> (Option<f64>, Option<f64>) {
     let Ok(vocab) = crate::text::vocab::Vocab::load(&crate::model::vocab_path_for(&path)) else {
         return (None, None);
     };
-    let Ok(mut b) =
-        crate::model::load_backend(&path, &vocab, &o.engine.backend, o.engine.dtype.as_deref())
+    let Ok(mut b) = crate::model::load_backend(&path, &vocab, &o.backend, o.dtype.as_deref())
     else {
         return (None, None);
     };
@@ -202,8 +225,8 @@ fn fmt(v: &Value) -> String {
     }
 }
 
-pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
-    let path = o.positional.first().cloned().unwrap_or_else(|| {
+pub(crate) fn run(a: &BenchArgs) -> i32 {
+    let path = a.file.clone().unwrap_or_else(|| {
         format!(
             "{}/tests/data/heldout-prose.txt",
             env!("CARGO_MANIFEST_DIR")
@@ -216,15 +239,10 @@ pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
             return 1;
         }
     };
-    if o.flags.iter().any(|f| f == "--child") {
-        return child(o, &text);
+    if a.child {
+        return child(a, &text);
     }
-    // Configurations: given with --config backend:dtype (repeatable), else cpu in every dtype + no model.
-    let mut configs: Vec<String> = o
-        .flags
-        .iter()
-        .filter_map(|f| f.strip_prefix("--config=").map(str::to_string))
-        .collect();
+    let mut configs = a.config.clone();
     if configs.is_empty() {
         configs = ["cpu:f32", "cpu:bf16", "cpu:int8", "none"]
             .iter()
@@ -235,31 +253,32 @@ pub(crate) fn run(o: &Opts, args: &[String]) -> i32 {
         }
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| "laya".into());
-    // Everything but the configuration's own options, so model, keystrokes
-    // and window reach the children.
-    let passthrough: Vec<&String> = {
-        let mut keep = Vec::new();
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if ["--dtype", "--backend"].contains(&a.as_str()) {
-                it.next();
-            } else if !a.starts_with("--config=") && a != "--no-model" {
-                keep.push(a);
-            }
-        }
-        keep
-    };
+    // What every child gets: all but the configuration's own options.
+    let mut shared = vec![
+        path.clone(),
+        "--keystrokes".into(),
+        a.keystrokes.to_string(),
+        "--window".into(),
+        a.window.to_string(),
+    ];
+    shared.extend(a.engine.shared_args());
+    if a.next_keys {
+        shared.push("--next-keys".into());
+    }
+    if a.debug {
+        shared.push("--debug".into());
+    }
     println!(
         "text: {path} ({} chars); window {} chars; far edit every {FAR_EDIT_EVERY} keystrokes",
         text.chars().count(),
-        o.num("--window", 2000).unwrap_or(2000)
+        a.window
     );
     println!("Latency: wall p50 / p99 µs, then [thread CPU p50 / p99 µs].");
     println!("| backend | dtype | load+warm ms | inside word | word boundary | far edit | steps per boundary / far edit | step µs | output layer µs | RSS MB (peak) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for c in configs {
         let mut cmd = Command::new(&exe);
-        cmd.arg("bench").args(&passthrough).arg("--child");
+        cmd.arg("bench").args(&shared).arg("--child");
         // backend:dtype[@model file]
         let (spec, model) = match c.split_once('@') {
             Some((spec, path)) => (spec, Some(path)),

@@ -2,12 +2,38 @@
 //! engine directly: same documents, blocks, positions, windows and rules as
 //! ../shared/eval/ksr.py (a test checks that both agree on a file).
 
-use super::Opts;
+use super::EngineArgs;
 use crate::engine::{Engine, Request};
 use crate::text::tokenizer::is_word_char;
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct EvalArgs {
+    /// Text file; a line holding only a form feed separates documents
+    pub file: String,
+    /// Print the metrics as JSON (ksr.py's names) instead of a table
+    #[arg(long)]
+    pub json: bool,
+    /// Candidates per position
+    #[arg(short = 'k', long = "k", default_value_t = 3)]
+    pub k: usize,
+    /// Most characters of text before the cursor per request
+    #[arg(long, default_value_t = 1024)]
+    pub window: usize,
+    /// Blocks of whole lines of at least this many characters
+    #[arg(long, default_value_t = 1000)]
+    pub block_chars: usize,
+    /// Score every Nth block ...
+    #[arg(long, default_value_t = 1)]
+    pub every: usize,
+    /// ... starting at this one
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
 
 /// Harness settings (ksr.py run's options).
 pub(crate) struct Sampling {
@@ -19,14 +45,14 @@ pub(crate) struct Sampling {
 }
 
 impl Sampling {
-    pub fn from_flags(o: &Opts) -> Result<Sampling, String> {
-        Ok(Sampling {
-            k: o.k,
-            window: o.num("--window", 1024)?,
-            block_chars: o.num("--block-chars", 1000)?,
-            every: o.num("--every", 1)?.max(1),
-            offset: o.num("--offset", 0)?,
-        })
+    fn of(a: &EvalArgs) -> Sampling {
+        Sampling {
+            k: a.k,
+            window: a.window,
+            block_chars: a.block_chars,
+            every: a.every.max(1),
+            offset: a.offset,
+        }
     }
 }
 
@@ -268,11 +294,8 @@ fn pct(x: &serde_json::Value) -> String {
         .map_or("-".into(), |v| format!("{:.1}", v * 100.0))
 }
 
-pub(crate) fn run(o: &Opts) -> i32 {
-    let Some(path) = o.positional.first() else {
-        eprintln!("laya eval: give a text file (documents separated by form-feed lines)");
-        return 2;
-    };
+pub(crate) fn run(a: &EvalArgs) -> i32 {
+    let path = &a.file;
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -280,24 +303,18 @@ pub(crate) fn run(o: &Opts) -> i32 {
             return 1;
         }
     };
-    let sampling = match Sampling::from_flags(o) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("laya eval: {e}");
-            return 2;
-        }
-    };
-    let mut opts = o.engine.clone();
+    let sampling = Sampling::of(a);
+    let mut opts = a.engine.options();
     // Only candidates are scored: the ghost text's continuation is not asked
     // for, and corrections (which replace typed text) are not scored.
-    if !o.flags.iter().any(|f| f == "--ghost-words") {
+    if a.engine.ghost_words.is_none() {
         opts.ghost_words = 0;
     }
     opts.corrections = false;
     let mut engine = Engine::new(opts);
     super::describe(&engine);
     let m = evaluate(&mut engine, &text, &sampling);
-    if o.flags.iter().any(|f| f == "--json") {
+    if a.json {
         println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
         return 0;
     }

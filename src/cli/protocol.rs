@@ -2,7 +2,7 @@
 //! stdin/stdout, so ../shared/eval/ksr.py can score the engine. Each document
 //! is its own buffer; `reset` forgets it.
 
-use super::Opts;
+use super::EngineArgs;
 use crate::engine::{Engine, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -29,6 +29,15 @@ struct Line<'a> {
     text: Cow<'a, str>,
 }
 
+#[derive(clap::Args, Debug)]
+pub struct ProtocolArgs {
+    /// No model work on a helper thread between requests
+    #[arg(long)]
+    pub no_think_ahead: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
 #[derive(Serialize)]
 struct Answer<'a> {
     candidates: Vec<&'a str>,
@@ -37,16 +46,16 @@ struct Answer<'a> {
     errors: u64,
 }
 
-pub(crate) fn run(o: &Opts) -> i32 {
-    let mut opts = o.engine.clone();
+pub(crate) fn run(a: &ProtocolArgs) -> i32 {
+    let mut opts = a.engine.options();
     // Only candidates are scored: the ghost text's continuation is not asked
     // for, and corrections (which replace typed text) cannot be given.
-    if !o.flags.iter().any(|f| f == "--ghost-words") {
+    if a.engine.ghost_words.is_none() {
         opts.ghost_words = 0;
     }
     opts.corrections = false;
     // Model work for the next request on a helper thread between requests.
-    opts.think_ahead = !o.flags.iter().any(|f| f == "--no-think-ahead");
+    opts.think_ahead = !a.no_think_ahead;
     let mut engine = Engine::new(opts);
     super::describe(&engine);
     let mut input = std::io::stdin().lock();

@@ -5,6 +5,15 @@
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+static CEILING: AtomicU8 = AtomicU8::new(2);
+
+/// The widest instruction set `Simd::detect` may choose from now on
+/// (`laya serve --simd`, for A/B measurements of the kernels).
+pub fn set_simd_ceiling(widest: Simd) {
+    CEILING.store(widest.rank(), Ordering::Relaxed);
+}
 
 /// The instruction set the kernels use, detected once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,23 +30,31 @@ impl Simd {
         self != Simd::Portable
     }
 
+    /// The best the CPU has, no wider than the ceiling (`set_simd_ceiling`).
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
-            let allowed = std::env::var("LAYA_SIMD").unwrap_or_default();
+            let ceiling = CEILING.load(Ordering::Relaxed);
             let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
             let vnni = avx2
                 && is_x86_feature_detected!("avx512bw")
                 && is_x86_feature_detected!("avx512vnni");
-            match allowed.as_str() {
-                "portable" => return Simd::Portable,
-                "avx2" if avx2 => return Simd::Avx2Fma,
-                _ if vnni => return Simd::Avx512Vnni,
-                _ if avx2 => return Simd::Avx2Fma,
-                _ => {}
+            if vnni && ceiling >= Simd::Avx512Vnni.rank() {
+                return Simd::Avx512Vnni;
+            }
+            if avx2 && ceiling >= Simd::Avx2Fma.rank() {
+                return Simd::Avx2Fma;
             }
         }
         Simd::Portable
+    }
+
+    fn rank(self) -> u8 {
+        match self {
+            Simd::Portable => 0,
+            Simd::Avx2Fma => 1,
+            Simd::Avx512Vnni => 2,
+        }
     }
 
     pub fn as_str(self) -> &'static str {

@@ -1,108 +1,107 @@
-//! Command line of `laya serve`: which model, which backend, how much logging.
+//! Command line of `laya serve`: which model, which backend, how much
+//! logging, and the switches of the work done between keystrokes.
 
 use super::log::Level;
+use crate::cli::options::tuning_value;
+use crate::cli::{Backend, SimdArg};
 use crate::engine::Tuning;
+use clap::Args;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Args, Debug, Clone, PartialEq)]
 pub struct ServeArgs {
+    /// Weights file; its vocabulary is STEM.vocab.txt beside it [default: the shipped model]
+    #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
-    pub backend: String,
+    /// Where the model runs
+    #[arg(long, value_enum, default_value_t)]
+    pub backend: Backend,
+    /// Least severe messages written to the log (stderr)
+    #[arg(long, value_name = "error|warn|info|debug", default_value = "info", value_parser = level)]
     pub log_level: Level,
-    /// Ranking constants ("key=value,..."; see `engine::Tuning`).
-    pub tuning: Tuning,
-    /// `--version`: print the version and exit (used by :checkhealth).
+    /// Ranking constants (see engine::Tuning); repeatable
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = tuning_value)]
+    pub tune: Vec<String>,
+    /// Between keystrokes, no model work ahead of the next keystroke on a
+    /// low-priority thread (for A/B measurements)
+    #[arg(long)]
+    pub no_think_ahead: bool,
+    /// No answers to the next keys sent ahead of time (for A/B measurements)
+    #[arg(long)]
+    pub no_next_keys: bool,
+    /// Widest SIMD instruction set of the CPU kernels
+    #[arg(long, value_enum, default_value_t)]
+    pub simd: SimdArg,
+    /// Print the version and exit (:checkhealth laya runs this)
+    #[arg(short = 'V', long)]
     pub version: bool,
 }
 
-pub const USAGE: &str = "usage: laya serve [--model PATH] [--backend auto|cpu|mlx] \
-[--log-level error|warn|info|debug] [--tune key=value,...] [--version]";
+fn level(s: &str) -> Result<Level, String> {
+    Level::parse(s).ok_or_else(|| "expected error, warn, info or debug".to_string())
+}
 
 impl ServeArgs {
-    pub fn parse(args: &[String]) -> Result<ServeArgs, String> {
-        let mut out = ServeArgs {
-            model: None,
-            backend: "auto".to_string(),
-            log_level: Level::Info,
-            tuning: Tuning::default(),
-            version: false,
-        };
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            // Accept both `--flag value` and `--flag=value`.
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value = |name: &str| -> Result<String, String> {
-                inline
-                    .clone()
-                    .or_else(|| it.next().cloned())
-                    .ok_or_else(|| format!("{name} needs a value; {USAGE}"))
-            };
-            match flag {
-                "--model" => out.model = Some(PathBuf::from(value("--model")?)),
-                "--backend" => {
-                    let b = value("--backend")?;
-                    if !matches!(b.as_str(), "auto" | "cpu" | "mlx") {
-                        return Err(format!("--backend {b}: expected auto, cpu or mlx"));
-                    }
-                    out.backend = b;
-                }
-                "--log-level" => {
-                    let l = value("--log-level")?;
-                    out.log_level = Level::parse(&l).ok_or_else(|| {
-                        format!("--log-level {l}: expected error, warn, info or debug")
-                    })?;
-                }
-                "--tune" => {
-                    let t = value("--tune")?;
-                    out.tuning.set(&t).map_err(|e| format!("--tune {t}: {e}"))?;
-                }
-                "--version" | "-V" => out.version = true,
-                other => return Err(format!("unknown argument `{other}`; {USAGE}")),
-            }
+    /// The ranking constants, `--tune` applied in order.
+    pub fn tuning(&self) -> Tuning {
+        let mut t = Tuning::default();
+        for spec in &self.tune {
+            // Checked when parsed.
+            let _ = t.set(spec);
         }
-        Ok(out)
+        t
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
 
     fn parse(v: &[&str]) -> Result<ServeArgs, String> {
-        ServeArgs::parse(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        let argv = ["laya", "serve"].iter().chain(v);
+        match Cli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Serve(a) => Ok(a),
+            other => Err(format!("not serve: {other:?}")),
+        }
     }
 
     #[test]
     fn defaults_and_flags() {
         let a = parse(&[]).unwrap();
-        assert_eq!(a.backend, "auto");
+        assert_eq!(a.backend, Backend::Auto);
         assert_eq!(a.model, None);
+        assert!(!a.no_think_ahead && !a.no_next_keys);
         let a = parse(&[
             "--model",
             "m.safetensors",
             "--backend=cpu",
             "--log-level",
             "debug",
+            "--no-next-keys",
         ])
         .unwrap();
         assert_eq!(a.model, Some(PathBuf::from("m.safetensors")));
-        assert_eq!(a.backend, "cpu");
+        assert_eq!(a.backend, Backend::Cpu);
         assert_eq!(a.log_level, Level::Debug);
+        assert!(a.no_next_keys);
         let a = parse(&["--tune=typed_past=0"]).unwrap();
-        assert_eq!(a.tuning.typed_past, 0.0);
-        assert_eq!(parse(&[]).unwrap().tuning.typed_past, 2.0);
+        assert_eq!(a.tuning().typed_past, 0.0);
+        assert_eq!(parse(&[]).unwrap().tuning().typed_past, 2.0);
     }
 
     #[test]
-    fn bad_flags_are_errors_that_say_what_to_do() {
-        assert!(parse(&["--backend", "gpu"])
+    fn bad_flags_are_errors_that_name_them() {
+        let e = parse(&["--backend", "gpu"]).unwrap_err();
+        assert!(e.contains("gpu") && e.contains("cpu"), "{e}");
+        assert!(parse(&["--model"]).unwrap_err().contains("--model"));
+        assert!(parse(&["--frobnicate"])
             .unwrap_err()
-            .contains("auto, cpu or mlx"));
-        assert!(parse(&["--model"]).unwrap_err().contains("needs a value"));
-        assert!(parse(&["--frobnicate"]).unwrap_err().contains("usage"));
+            .contains("--frobnicate"));
         assert!(parse(&["--tune", "typed_thru=0"])
             .unwrap_err()
             .contains("unknown tuning key"));

@@ -21,20 +21,14 @@ use std::time::Duration;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// Runs the host on stdin/stdout until Neovim closes the channel; returns the exit code.
-pub fn serve(args: &[String]) -> i32 {
-    let args = match ServeArgs::parse(args) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("laya serve: {e}");
-            return 2;
-        }
-    };
+pub fn serve(args: ServeArgs) -> i32 {
     if args.version {
         // Not in RPC mode: a plain `laya serve --version` for :checkhealth.
         println!("laya {}", env!("CARGO_PKG_VERSION"));
         return 0;
     }
     log::set_level(args.log_level);
+    args.simd.apply();
     stats::now_us(); // starts the host clock
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -90,12 +84,11 @@ async fn run(args: ServeArgs) -> i32 {
     let decider = decide::Decider {
         options: EngineOptions {
             model_path: args.model.clone(),
-            backend: args.backend.clone(),
-            tuning: args.tuning.clone(),
+            backend: args.backend.as_str().to_string(),
+            tuning: args.tuning(),
             // Between keystrokes, a lowest-priority thread computes the model's
-            // distribution after the ghost's word (LAYA_THINK_AHEAD=0: off,
-            // for A/B benchmarks).
-            think_ahead: std::env::var("LAYA_THINK_AHEAD").map_or(true, |v| v != "0"),
+            // distribution after the ghost's word.
+            think_ahead: !args.no_think_ahead,
             ..EngineOptions::default()
         },
         inbox: inbox.clone(),
@@ -103,9 +96,7 @@ async fn run(args: ServeArgs) -> i32 {
         stats: stats.clone(),
         info: info.clone(),
         test_delay: delay,
-        // LAYA_NEXT_KEYS=0: no answers to the next keys in advance (A/B
-        // benchmarks).
-        next_keys: std::env::var("LAYA_NEXT_KEYS").map_or(true, |v| v != "0"),
+        next_keys: !args.no_next_keys,
     };
     if let Err(e) = decider.spawn() {
         error!("cannot start the decision thread: {e}");
@@ -115,7 +106,7 @@ async fn run(args: ServeArgs) -> i32 {
         inbox: inbox.clone(),
         stats,
         info,
-        backend_asked: args.backend.clone(),
+        backend_asked: args.backend.as_str().to_string(),
     };
     info!(
         "laya {} serving (pid {})",
