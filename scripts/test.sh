@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust host and engine (unit tests and integration tests
 # that drive a real headless Neovim), then the training pipeline's tests.
-# Needs nvim >= 0.10 and Python MLX: scripts/install-test-deps.sh puts both in ./.venv.
+# First installs what they need (nvim >= 0.10, Python MLX) into ./.venv through
+# scripts/install-test-deps.sh, which does nothing when they are there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -d .venv/bin ]; then export PATH="$PWD/.venv/bin:$PATH"; fi
+scripts/install-test-deps.sh
+export PATH="$PWD/.venv/bin:$PATH"
 cargo test --release
 # The MLX backend's parity test, against the real MLX library (build.rs finds
 # it through python3), whenever Python MLX is importable.

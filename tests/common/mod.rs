@@ -48,7 +48,7 @@ pub fn nvim_binary() -> PathBuf {
     std::env::split_paths(&path)
         .map(|d| d.join("nvim"))
         .find(|p| p.is_file())
-        .expect("nvim (>= 0.10) not found on PATH: run scripts/install-test-deps.sh, then scripts/test.sh")
+        .expect("nvim (>= 0.10) not found on PATH: run scripts/test.sh (it installs one)")
 }
 
 /// A fresh private directory for one test (state/log files, scratch files).
