@@ -1,7 +1,7 @@
 //! A proposed word the user typed past (kept typing the same word instead of
 //! accepting it) gives way: for the rest of that word the next best takes
 //! the top, and the word typed past moves to the menu's last entry
-//! (`Tuning::typed_past`). Real default model, cpu backend.
+//! (`Tuning::give_way`). Real default model, cpu backend.
 
 use laya::engine::{Engine, Prediction};
 

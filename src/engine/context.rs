@@ -5,7 +5,7 @@
 //! state, and anything else at most one bounded re-read of recent context.
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
-use super::words::{InVocab, Undo, WordCache};
+use super::word_cache::{InVocab, Undo, WordCache};
 use crate::model::kernels::{matvec_f32, Simd};
 use crate::model::Backend;
 use crate::text::hash::FastSet;
@@ -297,23 +297,7 @@ impl BufferContext {
             }
         };
         for (i, t) in toks.iter().enumerate().skip(from) {
-            let undo = match t.kind {
-                TokenKind::Word if !cost.reread => {
-                    let pair = keys_before(&context[..t.start])
-                        .map(|k| k.map(|k| self.bigrams.add_undoable(k, t.text)));
-                    Some((
-                        self.words.add_undoable(t.text, in_vocab(t.text, vocab)),
-                        pair,
-                    ))
-                }
-                TokenKind::Newline => {
-                    let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
-                    self.seen_lines
-                        .insert(line_hash(&context[line_start..t.start]));
-                    None
-                }
-                _ => None,
-            };
+            let undo = self.learn_token(context, t, cost.reread, vocab);
             self.undo.push(undo);
             self.hashes.push(new[i]);
             let id = model
@@ -360,6 +344,45 @@ impl BufferContext {
                 _ => None,
             };
         }
+        self.keep_recent(hidden);
+        self.keys = keys_before(context);
+        self.version += 1;
+        self.last_context.clear();
+        self.last_context.push_str(context);
+        Ok(cost)
+    }
+
+    /// A new token's word joins the word and bigram caches (not while
+    /// re-reading text already learnt), a newline marks its line as seen;
+    /// returns how to take the word back out.
+    fn learn_token(
+        &mut self,
+        context: &str,
+        t: &Token,
+        reread: bool,
+        vocab: Option<&Vocab>,
+    ) -> Option<(Undo, [Option<BigramUndo>; 2])> {
+        match t.kind {
+            TokenKind::Word if !reread => {
+                let pair = keys_before(&context[..t.start])
+                    .map(|k| k.map(|k| self.bigrams.add_undoable(k, t.text)));
+                Some((
+                    self.words.add_undoable(t.text, in_vocab(t.text, vocab)),
+                    pair,
+                ))
+            }
+            TokenKind::Newline => {
+                let line_start = context[..t.start].rfind('\n').map_or(0, |n| n + 1);
+                self.seen_lines
+                    .insert(line_hash(&context[line_start..t.start]));
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Beyond `KEEP` tokens the oldest quarter is dropped.
+    fn keep_recent(&mut self, hidden: usize) {
         if self.hashes.len() > KEEP {
             let drop = self.hashes.len() - KEEP + KEEP / 4;
             self.hashes.drain(..drop);
@@ -371,11 +394,6 @@ impl BufferContext {
                 self.states.drain(..drop * hidden);
             }
         }
-        self.keys = keys_before(context);
-        self.version += 1;
-        self.last_context.clear();
-        self.last_context.push_str(context);
-        Ok(cost)
     }
 
     /// Drops the tokens after the first `n` (text deleted or replaced),

@@ -1,9 +1,12 @@
 //! Spelling corrections for a typed prefix that fits no known word: known
 //! words whose beginning is within a small, keyboard-aware edit distance
-//! (a slip to a neighbouring key costs less than any other substitution).
+//! (a slip to a neighbouring key costs less than any other substitution),
+//! and the step of `Engine::predict` that offers them.
 
-use super::words::WordCache;
-use super::{Candidate, Source};
+use super::buffer::BufferEntry;
+use super::rank::Ranked;
+use super::word_cache::WordCache;
+use super::{Candidate, Engine, Source};
 use crate::text::vocab::Vocab;
 
 /// Vocabulary words considered (the most frequent; rare words make poor fixes).
@@ -190,6 +193,71 @@ impl Fixes {
 /// Up to `k` corrections of `prefix` (whole replacement words), best first.
 pub fn suggest(prefix: &str, vocab: &Vocab, buffer: &WordCache, k: usize) -> Vec<Candidate> {
     Fixes::search(prefix, vocab, buffer).candidates(k)
+}
+
+impl Engine {
+    /// Adds spelling corrections to `candidates` (at most `k` in all) when
+    /// the prefix fits nothing well (`wants_corrections`); the search is kept
+    /// in the buffer's entry and narrowed as the unknown word is typed on.
+    pub(crate) fn offer_corrections(
+        &self,
+        entry: &mut BufferEntry,
+        prefix: &str,
+        k: usize,
+        ranked: &mut Ranked,
+    ) {
+        let Some(vocab) = self.vocab.as_deref() else {
+            return;
+        };
+        if !self.wants_corrections(entry, prefix, &ranked.listed, ranked.mass_known) {
+            return;
+        }
+        let narrowed = entry.fixes.as_ref().and_then(|f| f.narrow(prefix));
+        let fixes = narrowed.unwrap_or_else(|| Fixes::search(prefix, vocab, &entry.ctx.words));
+        let found = fixes.candidates(k);
+        entry.fixes = Some(fixes);
+        let candidates = &mut ranked.candidates;
+        // Listed words filling the menu leave its last slot to a correction.
+        if !found.is_empty() && candidates.len() >= k && ranked.listed.last() == Some(&true) {
+            candidates.truncate(k - 1);
+        }
+        for c in found {
+            if candidates.len() < k && !candidates.iter().any(|x| x.word == c.word) {
+                candidates.push(c);
+            }
+        }
+    }
+
+    /// "Fits nothing well": no known word starts with the prefix (or almost
+    /// no probability does) and the prefix is not itself a known word. The
+    /// word list beyond the vocabulary is left out: it holds misspellings
+    /// seen twice in the corpus too, and one must still get corrections.
+    pub(crate) fn wants_corrections(
+        &self,
+        entry: &BufferEntry,
+        prefix: &str,
+        listed: &[bool],
+        mass_known: f32,
+    ) -> bool {
+        let known = |w: &str| {
+            self.vocab.as_ref().is_some_and(|v| v.word_id(w).is_some())
+                || entry.ctx.words.prob(w) > 0.0
+                || self.user_words.prob(w) > 0.0
+        };
+        self.opts.corrections
+            && looks_like_a_word(prefix)
+            && prefix.len() >= 3
+            && (listed.iter().all(|&l| l) || mass_known < 1e-6)
+            && !known(prefix)
+            && !known(&prefix.to_ascii_lowercase())
+    }
+}
+
+/// A prefix a spelling correction can help with: letters only, capitalised
+/// at most on the first letter (not `CMP011`, `DJANGO_`, `uWSGI`: identifiers).
+fn looks_like_a_word(prefix: &str) -> bool {
+    let b = prefix.as_bytes();
+    b.iter().all(u8::is_ascii_alphabetic) && !b.iter().skip(1).any(u8::is_ascii_uppercase)
 }
 
 #[cfg(test)]

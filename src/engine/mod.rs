@@ -1,4 +1,4 @@
-//! The typing decision: text before the cursor → candidates.
+//! The typing decision: text before the cursor → candidates and ghost text.
 //!
 //! Knows nothing of Neovim. `Engine::predict` is called by the RPC layer (and
 //! by the CLI's protocol/eval/bench) once per keystroke.
@@ -8,22 +8,40 @@
 //! `EngineInfo::model_error`; a bad word list, in `words_error`); `predict(&Request) -> Prediction`;
 //! `accepted(buffer, text)`; `info() -> EngineInfo`.
 //!
-//! Path of a keystroke: `tokenizer` (context + prefix) → `context` (per-buffer
-//! tokens and model states) → `decision` (model distribution, `words` cache
-//! model, word list, `lexicon` (words beyond the vocabulary), `corrections`,
-//! `case` adaptation → ranking and ghost).
+//! `Engine::predict` (engine.rs) is a list of steps:
+//! 1. `context`: the buffer's tokens and model states brought to the text
+//!    before the cursor (`text::tokenizer` splits off the typed prefix), and
+//!    the model's distribution there (`dist`, with the neural cache's pointer);
+//! 2. `give_way`: the top candidates of this word the user typed past;
+//! 3. `rank`: the candidate sources (`rank/sources.rs`: vocabulary, buffer and
+//!    user words, word list, pointer, bigrams) fill a pool, the mixer
+//!    (`rank/mixer.rs`) weighs them with the `Tuning` table, merges spellings
+//!    by `case` and keeps the best k; then the words typed past give way;
+//! 4. `corrections` when no known word fits the prefix;
+//! 5. `ghost`: the top candidate's rest and its continuation;
+//! 6. what the next keystroke needs: give-way's memory and the word
+//!    `next_keys` / `ahead_thread` think ahead over between keystrokes.
 
+mod ahead_thread;
 pub mod bigrams;
+mod buffer;
 pub mod case;
 pub mod context;
 pub mod corrections;
-mod decision;
 mod dist;
-mod helper;
-pub mod lexicon;
-pub mod words;
+#[allow(clippy::module_inception)]
+mod engine;
+mod ghost;
+mod give_way;
+mod load;
+mod next_keys;
+mod options;
+mod rank;
+pub mod word_cache;
+pub mod word_list;
 
-pub use decision::{Engine, EngineInfo, EngineOptions, Tuning, DEFAULT_THRESHOLD};
+pub use engine::Engine;
+pub use options::{EngineInfo, EngineOptions, GiveWay, Tuning, DEFAULT_THRESHOLD};
 
 /// Where a candidate came from (shown in the completion menu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +82,7 @@ pub struct Request<'a> {
     pub k: usize,
     /// The user had seen the previous answer for this buffer when typing
     /// the key that led here: its top candidate, if typed past, gives way
-    /// (`Tuning::typed_past`). METRICS.md's user reads every answer; in
+    /// (`Tuning::give_way`). METRICS.md's user reads every answer; in
     /// Neovim the ghost text must have been on screen a while (`ghost.give_way`).
     pub seen_last: bool,
 }

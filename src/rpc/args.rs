@@ -90,8 +90,11 @@ mod tests {
         assert_eq!(a.log_level, Level::Debug);
         assert!(a.no_next_keys);
         let a = parse(&["--tune=typed_past=0"]).unwrap();
-        assert_eq!(a.tuning().typed_past, 0.0);
-        assert_eq!(parse(&[]).unwrap().tuning().typed_past, 2.0);
+        assert_eq!(a.tuning().give_way, crate::engine::GiveWay::Off);
+        assert_eq!(
+            parse(&[]).unwrap().tuning().give_way,
+            crate::engine::GiveWay::MovedLast
+        );
     }
 
     #[test]

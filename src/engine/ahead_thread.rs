@@ -28,7 +28,7 @@ const PIECE_ROWS: usize = 1024;
 
 /// One unit of work: the output layer after the state at `version` of a
 /// buffer context stepped over `tokens` (none: the output layer there).
-pub(crate) struct Job {
+pub(crate) struct AheadJob {
     /// Which buffer context and version it starts from (see `BufferEntry::serial`).
     pub serial: u64,
     pub version: u64,
@@ -44,7 +44,7 @@ pub(crate) struct Job {
     idle: Condvar,
     /// The job after this one and the most probable non-word token after
     /// it, which the helper does next (see `follow_up`).
-    next: Mutex<Option<Arc<Job>>>,
+    next: Mutex<Option<Arc<AheadJob>>>,
 }
 
 #[derive(Default)]
@@ -66,16 +66,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Job {
+impl AheadJob {
     pub fn new(
         serial: u64,
         version: u64,
         tokens: Vec<u32>,
         start: Vec<f32>,
         rows: usize,
-    ) -> Arc<Job> {
+    ) -> Arc<AheadJob> {
         let pieces = rows.div_ceil(PIECE_ROWS);
-        Arc::new(Job {
+        Arc::new(AheadJob {
             serial,
             version,
             tokens,
@@ -93,14 +93,14 @@ impl Job {
     }
 
     /// The job the helper made after this one (see `follow_up`).
-    pub fn next(&self) -> Option<Arc<Job>> {
+    pub fn next(&self) -> Option<Arc<AheadJob>> {
         lock(&self.next).clone()
     }
 
     /// After a finished one-token job: the same after the most probable
     /// non-word token there (`word,` `word.` `word\n` are the other usual
     /// ends of a word than a blank).
-    fn follow_up(&self) -> Option<Arc<Job>> {
+    fn follow_up(&self) -> Option<Arc<AheadJob>> {
         if self.tokens.len() != 1 || self.cancelled.load(Ordering::Relaxed) {
             return None;
         }
@@ -108,7 +108,7 @@ impl Job {
             let out = lock(&self.out);
             (out.then?, out.state.clone())
         };
-        let job = Job::new(
+        let job = AheadJob::new(
             self.serial,
             self.version,
             vec![self.tokens[0], then],
@@ -234,7 +234,7 @@ impl Job {
 }
 
 struct Slot {
-    job: Option<Arc<Job>>,
+    job: Option<Arc<AheadJob>>,
     quit: bool,
 }
 
@@ -243,14 +243,18 @@ struct Shared {
     wake: Condvar,
 }
 
-pub(crate) struct Helper {
+pub(crate) struct AheadThread {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl Helper {
+impl AheadThread {
     /// Starts the thread with its own `backend` (a fork of the engine's).
-    pub fn start(mut backend: Box<dyn Backend>, vocab: Arc<Vocab>, simd: Simd) -> Option<Helper> {
+    pub fn start(
+        mut backend: Box<dyn Backend>,
+        vocab: Arc<Vocab>,
+        simd: Simd,
+    ) -> Option<AheadThread> {
         let shared = Arc::new(Shared {
             slot: Mutex::new(Slot {
                 job: None,
@@ -263,7 +267,7 @@ impl Helper {
             .name("laya-helper".into())
             .spawn(move || {
                 low_priority();
-                let mut last: Option<Arc<Job>> = None;
+                let mut last: Option<Arc<AheadJob>> = None;
                 loop {
                     let job = {
                         let mut slot = lock(&s.slot);
@@ -292,19 +296,19 @@ impl Helper {
                 }
             })
             .ok()?;
-        Some(Helper {
+        Some(AheadThread {
             shared,
             thread: Some(thread),
         })
     }
 
     /// The job posted last.
-    pub fn current(&self) -> Option<Arc<Job>> {
+    pub fn current(&self) -> Option<Arc<AheadJob>> {
         lock(&self.shared.slot).job.clone()
     }
 
     /// Hands `job` to the helper, in place of (and cancelling) the previous one.
-    pub fn post(&self, job: Arc<Job>) {
+    pub fn post(&self, job: Arc<AheadJob>) {
         let old = lock(&self.shared.slot).job.replace(job);
         if let Some(old) = old {
             old.cancel();
@@ -349,7 +353,7 @@ fn low_priority() {
     }
 }
 
-impl Drop for Helper {
+impl Drop for AheadThread {
     fn drop(&mut self) {
         lock(&self.shared.slot).quit = true;
         self.shared.wake.notify_one();

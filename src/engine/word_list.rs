@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-pub struct Lexicon {
+pub struct WordList {
     /// The words' texts one after another, sorted by (lowercase text, text):
     /// the i-th ends at `end[i]` (100k words are a few runs of memory, not
     /// 100k allocations).
@@ -34,19 +34,19 @@ pub fn path_for(weights: &Path) -> PathBuf {
     weights.with_file_name(format!("{stem}.words.txt"))
 }
 
-impl Lexicon {
+impl WordList {
     /// Reads a word-list file; errors name the file and the line.
-    pub fn load(path: &Path) -> Result<Lexicon> {
+    pub fn load(path: &Path) -> Result<WordList> {
         let bytes = std::fs::read(path)
             .with_context(|| format!("word list {}: cannot read", path.display()))?;
         let text = std::str::from_utf8(&bytes)
             .with_context(|| format!("word list {}: not UTF-8", path.display()))?;
-        Lexicon::parse(text).with_context(|| format!("word list {}", path.display()))
+        WordList::parse(text).with_context(|| format!("word list {}", path.display()))
     }
 
     /// Builds the list from the file's text (FORMAT.md). Loading is on the
     /// engine's start-up path: one pass over the bytes, one sort of numbers.
-    pub fn parse(text: &str) -> Result<Lexicon> {
+    pub fn parse(text: &str) -> Result<WordList> {
         if !text.is_empty() && !text.ends_with('\n') {
             bail!("does not end with a newline (a truncated file?)");
         }
@@ -110,7 +110,7 @@ impl Lexicon {
         {
             bail!("the word {:?} is listed twice", words[w[0].1 as usize].0);
         }
-        let mut lex = Lexicon {
+        let mut lex = WordList {
             text: String::with_capacity(text.len()),
             end: Vec::with_capacity(words.len()),
             count: Vec::with_capacity(words.len()),
@@ -255,13 +255,13 @@ mod tests {
 
     const FILE: &str = "<unk>\t1000\nkubectl\t40\nKubernetes\t30\nkube_proxy\t20\nkubelet\t20\nzebra\t5\nKubelet\t3\n";
 
-    fn words(l: &Lexicon, r: std::ops::Range<usize>) -> Vec<&str> {
+    fn words(l: &WordList, r: std::ops::Range<usize>) -> Vec<&str> {
         r.map(|i| l.word(i)).collect()
     }
 
     #[test]
     fn prefix_ranges_are_case_insensitive() {
-        let l = Lexicon::parse(FILE).unwrap();
+        let l = WordList::parse(FILE).unwrap();
         assert_eq!(l.len(), 6);
         assert_eq!(
             words(&l, l.prefix_range("kube")),
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn best_words_of_a_prefix_by_count() {
-        let l = Lexicon::parse(FILE).unwrap();
+        let l = WordList::parse(FILE).unwrap();
         let mut best = Vec::new();
         let share = l.best_with_prefix("ku", 3, &mut best);
         assert_eq!(
@@ -304,7 +304,7 @@ mod tests {
             ("<unk>\t5\nkubectl\t4\nkubelet\t3\n", "more than the total"),
             ("<unk>\t100\nkubectl\t4", "newline"),
         ] {
-            let err = format!("{:#}", Lexicon::parse(text).err().unwrap());
+            let err = format!("{:#}", WordList::parse(text).err().unwrap());
             assert!(err.contains(says), "{text:?}: {err}");
         }
     }

@@ -1,0 +1,47 @@
+//! What the engine keeps per buffer between keystrokes.
+
+use super::context::BufferContext;
+use super::corrections::Fixes;
+use super::dist::Dist;
+use super::give_way::TypedPast;
+
+/// Ghost continuation computed for (context version, accepted word).
+pub(crate) struct Continuation {
+    pub version: u64,
+    pub word: String,
+    pub text: String,
+}
+
+pub(crate) struct BufferEntry {
+    pub ctx: BufferContext,
+    /// The last correction search, narrowed as the unknown word is typed on.
+    pub fixes: Option<Fixes>,
+    pub dist: Option<Dist>,
+    pub continuation: Option<Continuation>,
+    /// (context version, token) of the last prediction's best candidate word.
+    pub best: Option<(u64, u32)>,
+    /// Tells this context from earlier ones of the same buffer number (a
+    /// think-ahead job names the context it started from).
+    pub serial: u64,
+    /// Top candidates of the current word the user typed past.
+    pub typed_past: Option<TypedPast>,
+}
+
+impl BufferEntry {
+    pub fn new(serial: u64) -> BufferEntry {
+        BufferEntry {
+            ctx: BufferContext::new(),
+            fixes: None,
+            dist: None,
+            continuation: None,
+            best: None,
+            serial,
+            typed_past: None,
+        }
+    }
+
+    /// The model's distribution for the current context, if computed.
+    pub fn current_dist(&self) -> Option<&Dist> {
+        self.dist.as_ref().filter(|d| d.version == self.ctx.version)
+    }
+}

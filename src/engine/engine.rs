@@ -1,0 +1,352 @@
+//! The engine: one call per keystroke (`Engine::predict`), the per-buffer
+//! state it keeps between keystrokes, and what it learns from the user.
+
+use super::ahead_thread::{AheadJob, AheadThread};
+use super::bigrams::{keys_before, BigramCache, MAX_USER_KEYS};
+use super::buffer::BufferEntry;
+use super::context::{Ahead, Appended, SyncCost};
+use super::dist::Dist;
+use super::give_way::TypedPast;
+use super::load;
+use super::next_keys::{is_one_word, word_ending_here};
+use super::options::{EngineInfo, EngineOptions};
+use super::word_cache::{WordCache, MAX_USER_WORDS};
+use super::word_list::WordList;
+use super::{Candidate, Prediction, Request};
+use crate::model::kernels::Simd;
+use crate::model::Backend;
+use crate::text::hash::FastMap;
+use crate::text::tokenizer::split_prefix;
+use crate::text::vocab::{Vocab, UNK};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Buffers whose context is kept (least recently used beyond it are dropped).
+const MAX_BUFFERS: usize = 16;
+
+pub struct Engine {
+    pub(crate) opts: EngineOptions,
+    pub(crate) vocab: Option<Arc<Vocab>>,
+    /// Words beyond the vocabulary (see `Tuning::word_list_share`).
+    pub(crate) word_list: Option<WordList>,
+    pub(crate) backend: Option<Box<dyn Backend>>,
+    pub(crate) buffers: FastMap<u64, BufferEntry>,
+    /// Words the user accepted or typed anywhere (history across buffers).
+    pub(crate) user_words: WordCache,
+    /// (previous word → word) pairs of the text the user accepted anywhere.
+    pub(crate) user_bigrams: BigramCache,
+    clock: u64,
+    info: EngineInfo,
+    errors: u64,
+    last_cost: SyncCost,
+    pub(crate) scratch_logits: Vec<f32>,
+    scratch_pointer: Vec<(u32, f32)>,
+    pub(crate) scratch_state: Vec<f32>,
+    pub(crate) simd: Simd,
+    /// The think-ahead thread (`EngineOptions::think_ahead`).
+    pub(crate) ahead: Option<AheadThread>,
+    serials: u64,
+}
+
+impl Engine {
+    /// Builds the engine; a model that cannot be loaded leaves the non-neural
+    /// sources working and is reported in `info().model_error`.
+    pub fn new(opts: EngineOptions) -> Engine {
+        let t0 = Instant::now();
+        let mut info = EngineInfo {
+            backend: "none".into(),
+            ..EngineInfo::default()
+        };
+        let loaded = load::load(&opts, &mut info);
+        let simd = Simd::detect();
+        let ahead = match (&loaded.backend, &loaded.vocab) {
+            (Some(b), Some(v)) if opts.think_ahead => b
+                .fork()
+                .and_then(|f| AheadThread::start(f, v.clone(), simd)),
+            _ => None,
+        };
+        if ahead.is_some() {
+            info.device.push_str(" + a helper thread");
+        }
+        let mut engine = Engine {
+            opts,
+            vocab: loaded.vocab,
+            word_list: loaded.word_list,
+            backend: loaded.backend,
+            buffers: FastMap::default(),
+            user_words: WordCache::with_limit(MAX_USER_WORDS),
+            user_bigrams: BigramCache::with_limit(MAX_USER_KEYS),
+            clock: 0,
+            info,
+            errors: 0,
+            last_cost: SyncCost::default(),
+            scratch_logits: Vec::new(),
+            scratch_pointer: Vec::new(),
+            scratch_state: Vec::new(),
+            simd,
+            ahead,
+            serials: 0,
+        };
+        engine.warm_up();
+        engine.info.load_ms = t0.elapsed().as_secs_f64() * 1e3;
+        engine
+    }
+
+    /// One prediction on a scratch buffer, so first-use costs (page faults,
+    /// kernel compilation on GPU backends) are paid before the first keystroke.
+    fn warm_up(&mut self) {
+        let scratch = u64::MAX;
+        let req = Request {
+            buffer: scratch,
+            before: "The quick brown fox jumps over the lazy dog.\nfn main() {\n    let x",
+            after: "",
+            filetype: "",
+            k: 3,
+            seen_last: false,
+        };
+        self.predict(&req);
+        self.forget(scratch);
+        self.errors = 0;
+    }
+
+    pub fn info(&self) -> EngineInfo {
+        self.info.clone()
+    }
+
+    /// Internal failures recovered from (a backend error falls back to non-neural answers).
+    pub fn errors(&self) -> u64 {
+        self.errors
+    }
+
+    /// What the last `predict` cost in model work.
+    pub fn last_cost(&self) -> SyncCost {
+        self.last_cost
+    }
+
+    /// The buffer was closed: drop its cached context.
+    pub fn forget(&mut self, buffer: u64) {
+        self.buffers.remove(&buffer);
+    }
+
+    /// The user accepted `text` (feedback): its words join the user's history.
+    pub fn accepted(&mut self, buffer: u64, text: &str) {
+        let _ = buffer;
+        self.learn(text);
+    }
+
+    /// Earlier writing of the user (a saved buffer, a project file): its
+    /// words and word pairs join the user's history, which no `forget` of a
+    /// buffer clears.
+    pub fn learn(&mut self, text: &str) {
+        for t in crate::text::tokenizer::tokenize(text) {
+            if t.kind == crate::text::tokenizer::TokenKind::Word {
+                self.user_words.add(t.text);
+                for k in keys_before(&text[..t.start]).into_iter().flatten() {
+                    self.user_bigrams.add(k, t.text);
+                }
+            }
+        }
+    }
+
+    /// One keystroke: the text before the cursor → candidates and ghost text.
+    pub fn predict(&mut self, req: &Request) -> Prediction {
+        let (context, prefix) = split_prefix(req.before);
+        let k = req.k.max(1);
+        let mut entry = self.take_entry(req.buffer);
+        // The context's tokens and model state, and the model's distribution there.
+        let neural = self.update_context(&mut entry, context);
+        // The top candidates of this word the user saw and typed past.
+        let passed = self.words_typed_past(&entry, prefix, req.seen_last);
+        // Candidate sources → mixer (with case) → give-way.
+        let (mut ranked, likeliest) = self.rank_giving_way(&entry, prefix, k, &passed);
+        // Spelling corrections when no known word fits.
+        self.offer_corrections(&mut entry, prefix, k, &mut ranked);
+        // Ghost text and its continuation.
+        let ghost = self.ghost(&mut entry, prefix, &ranked.candidates);
+        let pred = Prediction {
+            prefix: prefix.to_string(),
+            candidates: ranked.candidates,
+            ghost,
+        };
+        // For the next keystroke: what may give way, what to think ahead over.
+        entry.typed_past = Some(TypedPast::after(entry.ctx.version, &pred, passed));
+        entry.best = self.word_to_think_over(&entry, prefix, likeliest.as_ref(), &pred, neural);
+        self.buffers.insert(req.buffer, entry);
+        pred
+    }
+
+    /// The buffer's entry (a new one for a buffer not seen or dropped),
+    /// marked as used now.
+    fn take_entry(&mut self, buffer: u64) -> BufferEntry {
+        self.clock += 1;
+        self.evict_if_full(buffer);
+        let serials = &mut self.serials;
+        let mut entry = self.buffers.remove(&buffer).unwrap_or_else(|| {
+            *serials += 1;
+            BufferEntry::new(*serials)
+        });
+        entry.ctx.last_used = self.clock;
+        entry
+    }
+
+    /// Brings the buffer's context (tokens, model states) to `context`,
+    /// with what the think-ahead thread stepped if its tokens are the ones
+    /// typed, and computes the model's distribution there. False when there
+    /// was no model to begin with.
+    fn update_context(&mut self, entry: &mut BufferEntry, context: &str) -> bool {
+        // The thread's work from this context (see `think_ahead`): the steps
+        // it took spare `sync` those steps if their tokens are the ones typed.
+        let job = self
+            .ahead
+            .as_ref()
+            .and_then(AheadThread::current)
+            .filter(|j| {
+                j.serial == entry.serial && j.version == entry.ctx.version && j.tokens.len() == 1
+            });
+        let then = job.as_ref().and_then(|j| j.next());
+        if let Some((j, state)) = job.as_ref().and_then(|j| Some((j, j.stepped()?))) {
+            let mut steps = vec![(j.tokens[0], state)];
+            if let Some((j, state)) = then.as_ref().and_then(|j| Some((j, j.stepped()?))) {
+                steps.push((j.tokens[1], state));
+            }
+            entry.ctx.ahead = Some(Ahead {
+                version: entry.ctx.version,
+                steps,
+            });
+        }
+        let model: Option<(&mut dyn Backend, &Vocab)> = match (&mut self.backend, &self.vocab) {
+            (Some(b), Some(v)) => Some((&mut **b, &**v)),
+            _ => None,
+        };
+        let neural = model.is_some();
+        self.last_cost = match entry.ctx.sync(context, self.vocab.as_deref(), model) {
+            Ok(c) => c,
+            Err(e) => {
+                self.model_failed(e);
+                entry
+                    .ctx
+                    .sync(context, self.vocab.as_deref(), None)
+                    .unwrap_or_default()
+            }
+        };
+        // The thread's output layer for exactly the state reached now, if any.
+        let job = match self.last_cost.appended {
+            Some((v, Appended::One(a))) => job.filter(|j| j.version == v && j.tokens == [a]),
+            Some((v, Appended::Two(a, b))) => then.filter(|j| j.version == v && j.tokens == [a, b]),
+            None => None,
+        };
+        if neural && self.backend.is_some() {
+            self.ensure_dist(entry, job);
+        }
+        neural
+    }
+
+    /// The word the think-ahead thread steps over after this answer: the
+    /// likeliest word even when it gave way (a word typed past is often
+    /// finished all the same, in Neovim by a user who was not reading, in
+    /// ksr.py's comp@c probes after the METRICS.md user accepted it).
+    fn word_to_think_over(
+        &self,
+        entry: &BufferEntry,
+        prefix: &str,
+        likeliest: Option<&Candidate>,
+        pred: &Prediction,
+        neural: bool,
+    ) -> Option<(u64, u32)> {
+        let likeliest = likeliest.or(pred.candidates.first());
+        match (&self.vocab, likeliest) {
+            (Some(v), Some(c)) if neural && c.replace == 0 && is_one_word(&c.word) => {
+                let id = v.word_id(&c.word).unwrap_or(UNK);
+                Some((entry.ctx.version, word_ending_here(entry, v, prefix, id)))
+            }
+            _ => None,
+        }
+    }
+
+    fn evict_if_full(&mut self, keep: u64) {
+        if self.buffers.len() < MAX_BUFFERS || self.buffers.contains_key(&keep) {
+            return;
+        }
+        if let Some(oldest) = self
+            .buffers
+            .iter()
+            .min_by_key(|(_, e)| e.ctx.last_used)
+            .map(|(b, _)| *b)
+        {
+            self.buffers.remove(&oldest);
+        }
+    }
+
+    /// A backend error: count it and continue without the model (one clear message).
+    fn model_failed(&mut self, e: anyhow::Error) {
+        self.errors += 1;
+        eprintln!("laya: model backend failed, continuing without it: {e:#}");
+        self.info.model_error = Some(format!("backend failed: {e:#}"));
+        self.info.backend = "none".into();
+        self.backend = None;
+        self.ahead = None;
+        for entry in self.buffers.values_mut() {
+            entry.dist = None;
+        }
+    }
+
+    /// Computes the model's distribution at the buffer's context unless
+    /// cached: with the helper thread's `job` for this very state if given
+    /// (what it computed ahead), else with the helper's help if there is one.
+    fn ensure_dist(&mut self, entry: &mut BufferEntry, job: Option<Arc<AheadJob>>) {
+        if entry
+            .dist
+            .as_ref()
+            .is_some_and(|d| d.version == entry.ctx.version)
+        {
+            return;
+        }
+        let (Some(backend), Some(vocab)) = (&mut self.backend, &self.vocab) else {
+            return;
+        };
+        let hidden = backend.hidden_dim();
+        let state = entry.ctx.state(hidden);
+        let job = job.or_else(|| {
+            let helper = self.ahead.as_ref()?;
+            let job = AheadJob::new(
+                entry.serial,
+                entry.ctx.version,
+                Vec::new(),
+                state.to_vec(),
+                backend.vocab_size(),
+            );
+            helper.post(job.clone());
+            Some(job)
+        });
+        let mut dist = entry.dist.take().unwrap_or_else(Dist::empty);
+        let done = match job {
+            Some(job) => job.complete(&mut **backend, state, &mut dist, self.simd, vocab),
+            None => {
+                dist.probs.resize(backend.vocab_size(), 0.0);
+                let r = backend.logits(state, &mut dist.probs);
+                if r.is_ok() {
+                    dist.finish(self.simd, vocab, false);
+                }
+                r
+            }
+        };
+        if let Err(e) = done {
+            self.model_failed(e);
+            return;
+        }
+        let t = &self.opts.tuning;
+        dist.pointer_oov.clear();
+        if t.pointer > 0.0 {
+            entry.ctx.pointer(
+                self.simd,
+                hidden,
+                (t.pointer_theta, t.pointer_memory as usize),
+                &mut self.scratch_pointer,
+                &mut dist.pointer_oov,
+            );
+            dist.mix(&self.scratch_pointer, t.pointer, vocab);
+        }
+        dist.version = entry.ctx.version;
+        entry.dist = Some(dist);
+    }
+}

@@ -1,0 +1,73 @@
+//! Loading what the engine runs on: the vocabulary, the model backend and
+//! the word list beyond the vocabulary. Failures are reported in
+//! `EngineInfo` and leave the engine working with what did load.
+
+use super::options::{EngineInfo, EngineOptions};
+use super::word_list::{self, WordList};
+use crate::model::{self, Backend};
+use crate::text::vocab::Vocab;
+use std::sync::Arc;
+
+pub(crate) struct Loaded {
+    pub vocab: Option<Arc<Vocab>>,
+    pub backend: Option<Box<dyn Backend>>,
+    pub word_list: Option<WordList>,
+}
+
+pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
+    let mut loaded = Loaded {
+        vocab: None,
+        backend: None,
+        word_list: None,
+    };
+    let weights = opts.model_path.clone().or_else(model::default_model_path);
+    // The word list beyond the vocabulary (absent = none), read on a thread
+    // of its own while the model loads: sorting 100k words is the longer of
+    // the two. Its words get a share of the model's `<unk>`, so without the
+    // model it would add nothing.
+    let listed = weights
+        .as_deref()
+        .map(word_list::path_for)
+        .filter(|p| opts.neural && p.exists())
+        .map(|p| std::thread::spawn(move || (WordList::load(&p), p)));
+    let Some(w) = &weights else {
+        info.model_error = Some("no model file found (set LAYA_MODEL or model = <path>)".into());
+        return loaded;
+    };
+    let vp = model::vocab_path_for(w);
+    match Vocab::load(&vp) {
+        Err(e) => info.model_error = Some(format!("{e:#}")),
+        Ok(v) => {
+            let v = Arc::new(v);
+            info.vocab_path = Some(vp);
+            info.vocab_size = v.len();
+            if opts.neural {
+                info.model_path = Some(w.clone());
+                match model::load_backend(w, &v, &opts.backend, opts.dtype.as_deref()) {
+                    Ok(b) => {
+                        info.backend = b.name().into();
+                        info.device = b.device();
+                        info.dtype = b.dtype().into();
+                        loaded.backend = Some(b);
+                    }
+                    Err(e) => info.model_error = Some(format!("{e:#}")),
+                }
+            } else {
+                info.model_error = Some("neural model disabled".into());
+            }
+            loaded.vocab = Some(v);
+        }
+    }
+    // Unreadable = reported, and the engine goes on without it.
+    match listed.map(|t| t.join()) {
+        Some(Ok((Ok(l), p))) if loaded.vocab.is_some() => {
+            info.words_path = Some(p);
+            info.words_count = l.len();
+            loaded.word_list = Some(l);
+        }
+        Some(Ok((Err(e), _))) => info.words_error = Some(format!("{e:#}")),
+        Some(Err(_)) => info.words_error = Some("reading the word list panicked".into()),
+        _ => {}
+    }
+    loaded
+}

@@ -1,0 +1,159 @@
+//! Ranking the words that complete the typed prefix: candidate sources
+//! (`sources`) fill a pool of scored words (`pool`), the mixer (`mixer`)
+//! turns it into the best `k`.
+
+mod mixer;
+pub mod pool;
+mod sources;
+
+use super::buffer::BufferEntry;
+use super::{Candidate, Engine};
+use pool::{CandidateSource, Pool, Query};
+use sources::{CacheWords, Followers, ListedWords, PointedWords, VocabWords};
+
+/// `rank`'s answer.
+pub(crate) struct Ranked {
+    /// The best k, best first.
+    pub candidates: Vec<Candidate>,
+    /// `listed[i]`: candidates[i] comes from the word list beyond the
+    /// vocabulary alone.
+    pub listed: Vec<bool>,
+    /// Total (interpolated) probability of everything the prefix allows,
+    /// the word list beyond the vocabulary left out.
+    pub mass_known: f32,
+}
+
+impl Engine {
+    /// Ranks words completing `prefix`: the best `k` and the total
+    /// (interpolated) probability of everything the prefix allows.
+    pub(crate) fn rank(&self, entry: &BufferEntry, prefix: &str, k: usize) -> Ranked {
+        let q = Query::new(
+            prefix,
+            k,
+            entry.current_dist(),
+            self.vocab.as_deref(),
+            &entry.ctx.words,
+            &self.user_words,
+            &self.opts.tuning,
+        );
+        let mut pool = Pool::default();
+        // The cache model's words compete for the pool first; the other
+        // sources add theirs to the best of them.
+        CacheWords::Buffer.gather(&q, &mut pool);
+        CacheWords::User.gather(&q, &mut pool);
+        if prefix.is_empty() {
+            pool.mass.cache = 1.0;
+        }
+        pool.keep_best(q.pool_size, q.lambda);
+        let followers = Followers {
+            keys: entry.ctx.keys,
+            buffer: &entry.ctx.bigrams,
+            user: &self.user_bigrams,
+        };
+        let sources: [&dyn CandidateSource; 4] = [
+            &VocabWords,
+            &ListedWords(self.word_list.as_ref()),
+            &PointedWords,
+            &followers,
+        ];
+        for source in sources {
+            source.gather(&q, &mut pool);
+        }
+        mixer::mix(&q, &pool, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Engine, EngineOptions, Request};
+
+    const TEXT: &str = "The theory of the thing. Then they went there, and then \
+        THE END.\nfn main() {\n    let thing = theory_of_things(the_input);\n    ";
+
+    /// The real default model on the cpu backend.
+    fn engine() -> Engine {
+        Engine::new(EngineOptions {
+            backend: "cpu".into(),
+            ..EngineOptions::default()
+        })
+    }
+
+    /// Rankings of `k` words after `TEXT` and each of the prefixes.
+    fn rankings(e: &mut Engine, k: usize) -> Vec<(String, super::Ranked)> {
+        let mut out = Vec::new();
+        for prefix in [
+            "", "t", "th", "The", "THE", "Th", "the", "xq", "thin", "Then",
+        ] {
+            let before = format!("{TEXT}{prefix}");
+            let req = Request {
+                buffer: 1,
+                before: &before,
+                after: "",
+                filetype: "",
+                k,
+                seen_last: false,
+            };
+            e.predict(&req);
+            let entry = e.buffers.get(&1).unwrap();
+            out.push((prefix.to_string(), e.rank(entry, prefix, k)));
+        }
+        out
+    }
+
+    #[test]
+    // The scores' sum is not bounded by 1: an out-of-vocabulary word's model
+    // part (its share of `<unk>`, the pointer's) is not in the normaliser.
+    fn scores_are_probabilities_and_their_mass_at_most_one() {
+        let mut e = engine();
+        assert!(e.info().model_error.is_none());
+        for (prefix, r) in rankings(&mut e, 200) {
+            assert!(
+                r.mass_known >= 0.0 && r.mass_known <= 1.0 + 1e-4,
+                "{prefix:?}: {}",
+                r.mass_known
+            );
+            for c in &r.candidates {
+                assert!((0.0..=1.0).contains(&c.score), "{prefix:?} {c:?}");
+                assert!(
+                    c.word.starts_with(&prefix) && c.word.len() > prefix.len(),
+                    "{c:?}"
+                );
+            }
+            assert!(r.candidates.windows(2).all(|w| w[0].insert != w[1].insert));
+        }
+    }
+
+    #[test]
+    fn spellings_that_read_the_same_merge_into_one_candidate() {
+        let mut e = engine();
+        for (prefix, r) in rankings(&mut e, 50) {
+            let mut rests: Vec<&str> = r.candidates.iter().map(|c| c.insert.as_str()).collect();
+            let n = rests.len();
+            rests.sort();
+            rests.dedup();
+            assert_eq!(rests.len(), n, "{prefix:?}: the same rest twice");
+            // Typed in capitals, a word is proposed in capitals.
+            if prefix == "THE" {
+                assert!(r
+                    .candidates
+                    .iter()
+                    .all(|c| c.insert == c.insert.to_uppercase()));
+            }
+        }
+    }
+
+    #[test]
+    fn without_a_model_the_sources_still_rank() {
+        let mut e = Engine::new(EngineOptions {
+            neural: false,
+            ..EngineOptions::default()
+        });
+        for (prefix, r) in rankings(&mut e, 20) {
+            let sum: f32 = r.candidates.iter().map(|c| c.score).sum();
+            assert!(sum <= 1.0 + 1e-3, "{prefix:?}: {sum}");
+            if prefix == "th" {
+                assert!(!r.candidates.is_empty());
+            }
+        }
+    }
+}
