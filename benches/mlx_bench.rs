@@ -201,13 +201,15 @@ fn token_stream(a: &Args, vocab_size: usize) -> Result<(Vec<u32>, String)> {
 }
 
 #[derive(Default)]
-struct Stats(Vec<f64>);
+struct Stats(laya::cli::percentiles::Latencies);
 
 impl Stats {
     fn pct(&self, p: f64) -> f64 {
-        let mut v = self.0.clone();
-        v.sort_by(f64::total_cmp);
-        v[((v.len() as f64 - 1.0) * p).round() as usize]
+        if p >= 1.0 {
+            self.0.max_us()
+        } else {
+            self.0.us(p * 100.0)
+        }
     }
     fn json(&self) -> serde_json::Value {
         serde_json::json!({"n": self.0.len(), "p50_us": self.pct(0.5), "p90_us": self.pct(0.9),
@@ -349,7 +351,7 @@ fn main() -> Result<()> {
             let (mut h, mut h2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
             let mut s = Stats::default();
             for &t in &tokens[..n] {
-                s.0.push(time_us(|| f(b, &h, t, &mut h2))?);
+                s.0.record_us(time_us(|| f(b, &h, t, &mut h2))?);
                 std::mem::swap(&mut h, &mut h2);
             }
             Ok(s)
@@ -388,7 +390,7 @@ fn main() -> Result<()> {
         let mut other = vec![0.5f32; w.hidden];
         for &t in &tokens[..n] {
             miss.0
-                .push(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
+                .record_us(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
             std::mem::swap(&mut h, &mut h2);
             std::mem::swap(&mut h, &mut other);
         }
@@ -422,13 +424,13 @@ fn main() -> Result<()> {
         for &t in &tokens[..n] {
             resident_nocopy
                 .0
-                .push(time_us(|| b.step_resident(t, None))?);
+                .record_us(time_us(|| b.step_resident(t, None))?);
         }
         b.reset()?;
         for &t in &tokens[..n] {
             resident
                 .0
-                .push(time_us(|| b.step_resident(t, Some(&mut l)))?);
+                .record_us(time_us(|| b.step_resident(t, Some(&mut l)))?);
         }
         let c = compute.as_str();
         let mut entry = serde_json::Map::new();
@@ -555,13 +557,13 @@ fn main() -> Result<()> {
                 let (mut s, mut k) = (Stats::default(), Stats::default());
                 h.fill(0.0);
                 for &t in &tokens[..n] {
-                    s.0.push(time_us(|| v.step_logits(&h, t, &mut h2, &mut l))?);
+                    s.0.record_us(time_us(|| v.step_logits(&h, t, &mut h2, &mut l))?);
                     std::mem::swap(&mut h, &mut h2);
                 }
                 h.fill(0.0);
                 let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
                 for &t in &tokens[..n] {
-                    k.0.push(time_us(|| {
+                    k.0.record_us(time_us(|| {
                         v.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
                     })?);
                     std::mem::swap(&mut h, &mut h2);
@@ -598,12 +600,12 @@ fn main() -> Result<()> {
             let (mut step, mut fused, mut decision) =
                 (Stats::default(), Stats::default(), Stats::default());
             for &t in &tokens[..n] {
-                step.0.push(time_us(|| cpu.step(&h, t, &mut h2))?);
-                fused.0.push(time_us(|| {
+                step.0.record_us(time_us(|| cpu.step(&h, t, &mut h2))?);
+                fused.0.record_us(time_us(|| {
                     cpu.step(&h, t, &mut h2)?;
                     cpu.logits(&h2, &mut l)
                 })?);
-                decision.0.push(time_us(|| {
+                decision.0.record_us(time_us(|| {
                     cpu.step(&h, t, &mut h2)?;
                     cpu.logits(&h2, &mut l)?;
                     std::hint::black_box(top8(&l));
@@ -641,7 +643,7 @@ fn main() -> Result<()> {
         );
         let mut s = Stats::default();
         for &t in tokens[..n].iter().take(500) {
-            s.0.push(time_us(|| {
+            s.0.record_us(time_us(|| {
                 reference::step(&view, &h, t, &mut h2);
                 reference::logits(&view, &h2, &mut l);
                 Ok(())

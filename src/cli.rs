@@ -8,6 +8,7 @@ mod agree;
 mod bench;
 mod eval;
 pub mod options;
+pub mod percentiles;
 mod protocol;
 
 use crate::engine::{Engine, Request};

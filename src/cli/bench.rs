@@ -4,6 +4,7 @@
 //! and output-layer times, and resident memory. Each configuration (backend,
 //! dtype) runs in its own child process so memory and caches do not mix.
 
+use super::percentiles::Latencies;
 use super::EngineArgs;
 use crate::engine::{Engine, Prediction, Request};
 use crate::text::tokenizer::is_word_char;
@@ -41,19 +42,6 @@ pub struct BenchArgs {
 /// Every this many keystrokes the cursor jumps to an earlier place and back.
 const FAR_EDIT_EVERY: usize = 250;
 
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let k = ((q / 100.0 * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[k]
-}
-
-fn stats(mut v: Vec<f64>) -> Value {
-    v.sort_by(f64::total_cmp);
-    json!({"n": v.len(), "p50": percentile(&v, 50.0), "p90": percentile(&v, 90.0), "p99": percentile(&v, 99.0), "max": v.last()})
-}
-
 /// CPU time of the calling thread, microseconds.
 pub(crate) fn thread_cpu_us() -> f64 {
     let mut ts = libc::timespec {
@@ -90,15 +78,16 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len().min(keystrokes + 1);
     let byte_at = |i: usize| chars.get(i).map_or(text.len(), |c| c.0);
-    let (mut inside, mut boundary, mut far) = (Vec::new(), Vec::new(), Vec::new());
+    let new = Latencies::new;
+    let (mut inside, mut boundary, mut far) = (new(), new(), new());
     let mut steps = [0usize; 3];
     let mut rng = crate::model::testgen::Rng::new(7);
-    let (mut inside_cpu, mut boundary_cpu, mut far_cpu) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut inside_cpu, mut boundary_cpu, mut far_cpu) = (new(), new(), new());
     // --next-keys: after each answer, the answers to the next keys, as the
     // host works them out between keystrokes (timed on their own; their
     // effect on the next keystroke's decision is in its figures).
     let next_keys = a.next_keys;
-    let (mut next, mut next_cpu, mut next_count) = (Vec::new(), Vec::new(), 0usize);
+    let (mut next, mut next_cpu, mut next_count) = (new(), new(), 0usize);
     // The host asks for 8 candidates (ghost + menu), whose next characters
     // are the keys it answers in advance; without --next-keys, 3 as always.
     let k = if next_keys { 8 } else { 3 };
@@ -126,8 +115,8 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
             let q = 200 + (rng.next_u64() as usize) % (p - 1000);
             for at in [q, p] {
                 let (us, cpu, _) = ask(&mut engine, at);
-                far.push(us);
-                far_cpu.push(cpu);
+                far.record_us(us);
+                far_cpu.record_us(cpu);
                 steps[2] += engine.last_cost().steps;
             }
             continue;
@@ -137,8 +126,8 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
             let c = thread_cpu_us();
             let t = Instant::now();
             let keys = engine.next_keys(1, &answer, 8, 12, &|| false);
-            next.push(t.elapsed().as_secs_f64() * 1e6);
-            next_cpu.push(thread_cpu_us() - c);
+            next.record_us(t.elapsed().as_secs_f64() * 1e6);
+            next_cpu.record_us(thread_cpu_us() - c);
             next_count += keys.len();
         }
         let kind = if is_word_char(chars[p - 1].1) { 0 } else { 1 };
@@ -151,29 +140,30 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
         }
         steps[kind] += engine.last_cost().steps;
         if kind == 0 {
-            inside.push(us);
-            inside_cpu.push(cpu);
+            inside.record_us(us);
+            inside_cpu.record_us(cpu);
         } else {
-            boundary.push(us);
-            boundary_cpu.push(cpu);
+            boundary.record_us(us);
+            boundary_cpu.record_us(cpu);
         }
     }
     let (step_us, logits_us) = backend_times(&options);
     let (rss, hwm) = rss_kb();
-    let (ni, nb, nf) = (inside.len().max(1), boundary.len().max(1), far.len().max(1));
+    let n_of = |l: &Latencies| l.len().max(1) as usize;
+    let (ni, nb, nf) = (n_of(&inside), n_of(&boundary), n_of(&far));
     let line = json!({
         "backend": info.backend, "dtype": info.dtype, "device": info.device,
         "model": info.model_path.map(|p| p.display().to_string()), "model_error": info.model_error,
         "words": info.words_path.map(|p| p.display().to_string()), "words_error": info.words_error,
         "load_ms": info.load_ms, "new_ms": new_ms,
-        "inside": stats(inside), "boundary": stats(boundary), "far": stats(far),
-        "inside_cpu": stats(inside_cpu), "boundary_cpu": stats(boundary_cpu), "far_cpu": stats(far_cpu),
+        "inside": inside.json(), "boundary": boundary.json(), "far": far.json(),
+        "inside_cpu": inside_cpu.json(), "boundary_cpu": boundary_cpu.json(), "far_cpu": far_cpu.json(),
         "steps_per_keystroke": [steps[0] as f64 / ni as f64, steps[1] as f64 / nb as f64, steps[2] as f64 / nf as f64],
         "step_us": step_us, "logits_us": logits_us,
         "rss_kb": rss, "peak_rss_kb": hwm,
         "next_keys": next_keys.then(|| json!({
-            "wall": stats(next.clone()), "cpu": stats(next_cpu.clone()),
-            "keys_per_answer": next_count as f64 / next.len().max(1) as f64,
+            "wall": next.json(), "cpu": next_cpu.json(),
+            "keys_per_answer": next_count as f64 / n_of(&next) as f64,
         })),
     });
     println!("{line}");
@@ -202,19 +192,17 @@ fn backend_times(o: &crate::engine::EngineOptions) -> (Option<f64>, Option<f64>)
     let mut h = vec![0.1f32; b.hidden_dim()];
     let mut out = h.clone();
     let mut logits = vec![0.0f32; b.vocab_size()];
-    let (mut st, mut lt) = (Vec::new(), Vec::new());
+    let (mut st, mut lt) = (Latencies::new(), Latencies::new());
     for i in 0..300u32 {
         let t = Instant::now();
         let _ = b.step(&h, 3 + i % 1000, &mut out);
-        st.push(t.elapsed().as_secs_f64() * 1e6);
+        st.record_us(t.elapsed().as_secs_f64() * 1e6);
         std::mem::swap(&mut h, &mut out);
         let t = Instant::now();
         let _ = b.logits(&h, &mut logits);
-        lt.push(t.elapsed().as_secs_f64() * 1e6);
+        lt.record_us(t.elapsed().as_secs_f64() * 1e6);
     }
-    st.sort_by(f64::total_cmp);
-    lt.sort_by(f64::total_cmp);
-    (Some(percentile(&st, 50.0)), Some(percentile(&lt, 50.0)))
+    (Some(st.us(50.0)), Some(lt.us(50.0)))
 }
 
 fn fmt(v: &Value) -> String {

@@ -2,6 +2,7 @@
 //! engine directly: same documents, blocks, positions, windows and rules as
 //! ../shared/eval/ksr.py (a test checks that both agree on a file).
 
+use super::percentiles::Latencies;
 use super::EngineArgs;
 use crate::engine::{Engine, Request};
 use crate::text::tokenizer::is_word_char;
@@ -118,8 +119,8 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
     let mut nw = Hits::default();
     let mut comp: [Hits; 3] = Default::default();
     let (mut shown, mut correct, mut queried) = (0u64, 0u64, 0u64);
-    let mut lat_ns: Vec<u64> = Vec::new();
-    let mut cpu_ns: Vec<u64> = Vec::new();
+    let mut lat = Latencies::new();
+    let mut cpu = Latencies::new();
     let mut block_idx: i64 = -1;
     let mut docs_scored = 0;
     let (mut rereads, mut steps) = (0u64, 0u64);
@@ -191,8 +192,8 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
                         k: s.k,
                         seen_last: true,
                     });
-                    lat_ns.push(t0.elapsed().as_nanos() as u64);
-                    cpu_ns.push(((super::bench::thread_cpu_us() - c0) * 1e3) as u64);
+                    lat.record_ns(t0.elapsed().as_nanos() as u64);
+                    cpu.record_us(super::bench::thread_cpu_us() - c0);
                     let cost = engine.last_cost();
                     rereads += cost.reread as u64;
                     steps += cost.steps as u64;
@@ -247,16 +248,13 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
             }
         }
     }
-    lat_ns.sort_unstable();
-    cpu_ns.sort_unstable();
-    let pct_of = |v: &[u64], q: usize| -> f64 {
-        if v.is_empty() {
+    // Microseconds to 0.1, 0 when nothing was timed.
+    let pct_of = |l: &Latencies, q: f64| -> f64 {
+        if l.is_empty() {
             return 0.0;
         }
-        let k = ((q * v.len()).div_ceil(100)).clamp(1, v.len()) - 1;
-        (v[k] as f64 / 100.0).round() / 10.0
+        (l.us(q) * 10.0).round() / 10.0
     };
-    let pct = |q: usize| pct_of(&lat_ns, q);
     let saved = |k: u64| ratio(chars_total.saturating_sub(k), chars_total);
     let mut m = json!({
         "chars": chars_total,
@@ -278,8 +276,8 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
         "predictor_errors": engine.errors(),
         "model_steps": steps,
         "rereads": rereads,
-        "latency_self": {"n": lat_ns.len(), "p50_us": pct(50), "p90_us": pct(90), "p99_us": pct(99)},
-        "latency_cpu": {"n": cpu_ns.len(), "p50_us": pct_of(&cpu_ns, 50), "p90_us": pct_of(&cpu_ns, 90), "p99_us": pct_of(&cpu_ns, 99)},
+        "latency_self": {"n": lat.len(), "p50_us": pct_of(&lat, 50.0), "p90_us": pct_of(&lat, 90.0), "p99_us": pct_of(&lat, 99.0)},
+        "latency_cpu": {"n": cpu.len(), "p50_us": pct_of(&cpu, 50.0), "p90_us": pct_of(&cpu, 90.0), "p99_us": pct_of(&cpu, 99.0)},
     });
     for (c, h) in comp.iter().enumerate() {
         m[format!("comp{}_top1", c + 1)] = json!(ratio(h.top1, h.n));
