@@ -522,7 +522,8 @@ local function main()
       R.big_load_s = (hrtime() - t) / 1e9
       R.big_lines = #mirror[bufs.big]
       -- Its stream starts elsewhere in the prose than the prose buffer's.
-      streams[bufs.big] = { chars = streams[bufs.prose].chars, pos = 50001 }
+      local chars = streams[bufs.prose].chars
+      streams[bufs.big] = { chars = chars, pos = math.floor(#chars / 3) + 1 }
     end
   else
     -- Each instance types its own part of the text.
