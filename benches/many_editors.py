@@ -166,14 +166,15 @@ def main():
                 f"{lost} / {st.get('engine_panics', '-')} / {logc['ERROR'] + logc['WARN']} / {errs}",
             ]
         )
-    print(
+    lines = []
+    lines.append(
         f"{a.instances} Neovim instances, each with its own host, typing held-out prose at {a.rate} ms/key at once; "
         f"wall {wall:.0f} s; load average (1 min) min/mean/max "
         f"{min(loads):.2f}/{sum(loads) / len(loads):.2f}/{max(loads):.2f}; memory sampled while all typed "
         f"({len(snaps)} samples, the middle one)"
     )
-    print()
-    print(
+    lines.append("")
+    lines.append(
         table(
             [
                 "#",
@@ -196,14 +197,18 @@ def main():
             rows,
         )
     )
-    print()
-    print(
+    lines.append("")
+    lines.append(
         f"hosts: sum of RSS {mb(sums['Rss'])} MB, sum of Pss {mb(sums['Pss'])} MB (what they cost together); "
         f"keys/s per instance min/max {min(rates, default=0):.1f}/{max(rates, default=0):.1f}, "
         f"answers shown/s min/max {min(shown_rates, default=0):.1f}/{max(shown_rates, default=0):.1f}; "
         f"keys with their answer shown min {min(answered_pct, default=0):.1f}%; "
         f"every key handled, none lost, no errors: {'yes' if all_ok else 'NO'}"
     )
+    text = "\n".join(lines)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":
