@@ -1,5 +1,6 @@
 //! The command line of `laya`, one clap parser for every subcommand.
-//! `serve` is the Neovim host (src/rpc); the others run the engine directly.
+//! `serve` is the Neovim host (src/rpc), `lsp` the Language Server for
+//! other editors (src/lsp); the others run the engine directly.
 //!
 //! A new subcommand is one variant of `Command` (its arguments a struct
 //! deriving `clap::Args`) and one arm in `run`.
@@ -33,6 +34,8 @@ pub struct Cli {
 pub enum Command {
     /// The Neovim host: msgpack-RPC on stdin/stdout (the plugin starts it)
     Serve(crate::rpc::args::ServeArgs),
+    /// A Language Server on stdin/stdout (completion and inline completion)
+    Lsp(crate::lsp::LspArgs),
     /// The top candidates for TEXT before the cursor
     Predict(PredictArgs),
     /// The predictor line protocol of METRICS.md on stdin/stdout (ksr.py run --cmd)
@@ -51,11 +54,12 @@ pub enum Command {
 /// `--help` prints usage and exits 0; a bad argument is named, exit 2.
 pub fn run() -> i32 {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Serve(_)) {
+    if !matches!(cli.command, Command::Serve(_) | Command::Lsp(_)) {
         ignore_closed_stdout();
     }
     match cli.command {
         Command::Serve(a) => crate::rpc::serve(a),
+        Command::Lsp(a) => crate::lsp::serve(a),
         Command::Predict(a) => predict(&a),
         Command::Protocol(a) => protocol::run(&a),
         Command::Eval(a) => eval::run(&a),

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod lsp;
 pub mod math;
 pub mod model;
 pub mod rpc;

@@ -1,0 +1,446 @@
+//! `laya lsp` driven by a raw JSON-RPC client over its stdin/stdout (the
+//! real binary, the real default model): every method it serves, the
+//! lifecycle, and malformed input, after each of which the next valid
+//! request is still answered.
+//!
+//! The words completed ("zephyrine", "quokkalike") are the document's own,
+//! so the expectations do not depend on the trained model.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+const PATIENCE: Duration = Duration::from_secs(30);
+const URI: &str = "file:///tmp/laya-lsp-test.txt";
+const TEXT: &str =
+    "The zephyrine breeze came over the quokkalike hills.\nA zephyrine light, a zephyrine sky.\n";
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    inbox: Receiver<Value>,
+    next_id: i64,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_laya"))
+            .args(["lsp", "--log-level", "debug"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("cannot start laya lsp");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, inbox) = mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut length = None;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                let (name, value) = line.split_once(": ").expect("header line");
+                assert!(name.eq_ignore_ascii_case("content-length"), "{line}");
+                length = Some(value.parse::<usize>().unwrap());
+            }
+            let mut body = vec![0; length.expect("Content-Length")];
+            stdout.read_exact(&mut body).unwrap();
+            let msg: Value = serde_json::from_slice(&body).expect("server sent bad JSON");
+            if tx.send(msg).is_err() {
+                return;
+            }
+        });
+        Client {
+            child,
+            stdin,
+            inbox,
+            next_id: 0,
+        }
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, msg: &Value) {
+        let body = msg.to_string();
+        self.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Sends a request; returns its id.
+    fn ask(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        id
+    }
+
+    fn recv(&mut self) -> Value {
+        self.inbox
+            .recv_timeout(PATIENCE)
+            .expect("no message from the server in time")
+    }
+
+    /// The response to request `id` (responses to anything else, such as
+    /// errors about malformed input, are returned by `recv`).
+    fn response(&mut self, id: i64) -> Value {
+        let msg = self.recv();
+        assert_eq!(msg["id"], json!(id), "expected the answer to {id}: {msg}");
+        msg
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.ask(method, params);
+        self.response(id)
+    }
+
+    fn initialized() -> Client {
+        let mut c = Client::start();
+        let r = c.call("initialize", json!({ "capabilities": {} }));
+        assert_eq!(r["result"]["serverInfo"]["name"], "laya", "{r}");
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn open(&mut self, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": URI, "languageId": "text", "version": 1, "text": text } }),
+        );
+    }
+
+    fn at(line: u32, character: u32) -> Value {
+        json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": character } })
+    }
+
+    fn completion(&mut self, line: u32, character: u32) -> Value {
+        self.call("textDocument/completion", Client::at(line, character))
+    }
+
+    /// The labels of a completion at (line, character), best first.
+    fn labels(&mut self, line: u32, character: u32) -> Vec<String> {
+        let r = self.completion(line, character);
+        let items = r["result"]["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{r}"));
+        items
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn inline(&mut self, line: u32, character: u32) -> Value {
+        let mut p = Client::at(line, character);
+        p["context"] = json!({ "triggerKind": 2 });
+        self.call("textDocument/inlineCompletion", p)
+    }
+
+    /// shutdown then exit; returns the exit code.
+    fn finish(mut self) -> i32 {
+        let r = self.call("shutdown", Value::Null);
+        assert_eq!(r["result"], Value::Null, "{r}");
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", Value::Null);
+        self.wait()
+    }
+
+    fn wait(mut self) -> i32 {
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("laya lsp did not exit");
+    }
+}
+
+fn error_code(msg: &Value) -> i64 {
+    msg["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("expected an error: {msg}"))
+}
+
+#[test]
+fn initialize_announces_completion_inline_completion_and_incremental_sync() {
+    let mut c = Client::start();
+    let r = c.call(
+        "initialize",
+        json!({ "capabilities": { "general": { "positionEncodings": ["utf-8", "utf-16"] } } }),
+    );
+    let caps = &r["result"]["capabilities"];
+    assert_eq!(caps["positionEncoding"], "utf-8", "{r}");
+    assert_eq!(caps["textDocumentSync"], 2, "incremental: {r}");
+    assert!(caps["completionProvider"].is_object(), "{r}");
+    assert_eq!(caps["inlineCompletionProvider"], true, "{r}");
+    c.notify("initialized", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn completion_completes_a_word_of_the_document_replacing_the_prefix() {
+    let mut c = Client::initialized();
+    c.open(&format!("{TEXT}the quokk"));
+    let r = c.completion(2, 9);
+    let list = &r["result"];
+    assert_eq!(list["isIncomplete"], true, "{r}");
+    let first = &list["items"][0];
+    assert!(
+        first["label"].as_str().unwrap().starts_with("quokkalike"),
+        "{r}"
+    );
+    let edit = &first["textEdit"];
+    assert!(
+        edit["newText"].as_str().unwrap().starts_with("quokkalike"),
+        "{r}"
+    );
+    assert_eq!(
+        edit["range"]["start"],
+        json!({ "line": 2, "character": 4 }),
+        "{r}"
+    );
+    assert_eq!(
+        edit["range"]["end"],
+        json!({ "line": 2, "character": 9 }),
+        "{r}"
+    );
+    // Our order is the client's: sortText rises with the rank.
+    let sort: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["sortText"].as_str().unwrap())
+        .collect();
+    let mut sorted = sort.clone();
+    sorted.sort();
+    assert_eq!(sort, sorted);
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn inline_completion_is_the_ghost_text() {
+    let mut c = Client::initialized();
+    c.open(&format!("{TEXT}a zeph"));
+    let r = c.inline(2, 6);
+    let item = &r["result"]["items"][0];
+    assert!(
+        item["insertText"]
+            .as_str()
+            .unwrap()
+            .starts_with("zephyrine"),
+        "{r}"
+    );
+    assert_eq!(item["range"]["start"]["character"], 2, "{r}");
+    // Completion's first item inserts the same text.
+    let labels = c.labels(2, 6);
+    assert_eq!(labels[0], item["insertText"].as_str().unwrap());
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn incremental_changes_are_applied_and_close_forgets_the_document() {
+    let mut c = Client::initialized();
+    c.open(TEXT);
+    // Type "a quok" on the last (empty) line, one key per didChange, in
+    // UTF-16 positions after a character outside the BMP.
+    let mut col = 0;
+    for (i, key) in ["😀", " ", "q", "u", "o", "k"].iter().enumerate() {
+        let change = json!({
+            "range": { "start": { "line": 2, "character": col }, "end": { "line": 2, "character": col } },
+            "text": key,
+        });
+        c.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": URI, "version": i + 2 }, "contentChanges": [change] }),
+        );
+        col += key.encode_utf16().count() as u32;
+    }
+    let labels = c.labels(2, col);
+    assert!(labels[0].starts_with("quokkalike"), "{labels:?}");
+    // A whole-text change replaces everything.
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 20 }, "contentChanges": [{ "text": format!("{TEXT}zeph") }] }),
+    );
+    assert!(c.labels(2, 4)[0].starts_with("zephyrine"));
+    c.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": URI } }),
+    );
+    let r = c.completion(2, 4);
+    assert_eq!(error_code(&r), -32602, "a closed document: {r}");
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn cancelled_requests_get_the_cancelled_error_and_the_next_is_answered() {
+    let mut c = Client::initialized();
+    c.open(&format!("{TEXT}zeph"));
+    // Requests and the cancel arrive together: the cancel is seen first.
+    let mut batch = Vec::new();
+    let ids: Vec<i64> = (0..3).map(|i| 100 + i).collect();
+    for id in &ids {
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": "textDocument/completion", "params": Client::at(2, 4) }).to_string();
+        batch.extend(format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes());
+    }
+    let cancel = json!({ "jsonrpc": "2.0", "method": "$/cancelRequest", "params": { "id": 101 } })
+        .to_string();
+    batch.extend(format!("Content-Length: {}\r\n\r\n{cancel}", cancel.len()).into_bytes());
+    c.raw(&batch);
+    let mut answers = Vec::new();
+    for _ in &ids {
+        answers.push(c.recv());
+    }
+    for (id, a) in ids.iter().zip(&answers) {
+        assert_eq!(a["id"], json!(id), "answers in order: {answers:?}");
+    }
+    // 101 was cancelled: an error, or (when the server had answered it
+    // before the cancel came) a result; never nothing.
+    let cancelled = &answers[1];
+    assert!(
+        cancelled["error"]["code"] == -32800 || cancelled.get("result").is_some(),
+        "{cancelled}"
+    );
+    // The last is answered in full.
+    let last = &answers[2]["result"]["items"][0]["label"];
+    assert!(
+        last.as_str().unwrap().starts_with("zephyrine"),
+        "{answers:?}"
+    );
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn lifecycle_errors_unknown_methods_and_documents_are_answered_not_fatal() {
+    let mut c = Client::start();
+    // Before initialize.
+    let r = c.call("textDocument/completion", Client::at(0, 0));
+    assert_eq!(error_code(&r), -32002, "{r}");
+    let r = c.call("initialize", json!({ "capabilities": {} }));
+    assert!(r["result"]["capabilities"].is_object(), "{r}");
+    // Twice.
+    let r = c.call("initialize", json!({ "capabilities": {} }));
+    assert_eq!(error_code(&r), -32600, "{r}");
+    c.notify("initialized", json!({}));
+    // Unknown methods: requests get MethodNotFound, notifications nothing.
+    c.notify("laya/unknownNotification", json!({ "x": 1 }));
+    let r = c.call("laya/unknown", json!({}));
+    assert_eq!(error_code(&r), -32601, "{r}");
+    // Unknown document, bad params, positions out of range.
+    let r = c.completion(0, 0);
+    assert_eq!(error_code(&r), -32602, "{r}");
+    let r = c.call("textDocument/completion", json!({ "textDocument": 5 }));
+    assert_eq!(error_code(&r), -32602, "{r}");
+    c.open(TEXT);
+    let r = c.completion(99, 0);
+    assert_eq!(error_code(&r), -32602, "line past the end: {r}");
+    let r = c.completion(0, 999);
+    assert!(
+        r["result"]["items"].is_array(),
+        "character past the line's end is its end: {r}"
+    );
+    // A change out of range is ignored; the document stays usable.
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": URI, "version": 2 }, "contentChanges": [
+            { "range": { "start": { "line": 50, "character": 0 }, "end": { "line": 51, "character": 0 } }, "text": "x" }
+        ] }),
+    );
+    c.notify("textDocument/didChange", json!({ "bad": true }));
+    let r = c.inline(1, 3);
+    assert!(r["result"]["items"].is_array(), "{r}");
+    // After shutdown, requests are refused; exit then ends with 0.
+    let r = c.call("shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    let r = c.completion(0, 1);
+    assert_eq!(error_code(&r), -32600, "{r}");
+    c.notify("exit", Value::Null);
+    assert_eq!(c.wait(), 0);
+}
+
+#[test]
+fn exit_without_shutdown_ends_with_code_1() {
+    let mut c = Client::initialized();
+    c.notify("exit", Value::Null);
+    assert_eq!(c.wait(), 1);
+}
+
+#[test]
+fn malformed_input_gets_an_error_and_the_next_request_is_answered() {
+    let mut c = Client::initialized();
+    c.open(&format!("{TEXT}zeph"));
+    let body = json!({ "jsonrpc": "2.0", "id": 900, "method": "textDocument/completion", "params": Client::at(2, 4) }).to_string();
+    let bad_inputs: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "invalid JSON",
+            b"Content-Length: 9\r\n\r\n{not json".to_vec(),
+        ),
+        (
+            "JSON that is no message",
+            b"Content-Length: 7\r\n\r\n[1,2,3]".to_vec(),
+        ),
+        ("a header that is not one", b"Hello there\r\n\r\n".to_vec()),
+        (
+            "a bad Content-Length",
+            b"Content-Length: ten\r\n\r\n".to_vec(),
+        ),
+        (
+            "a Content-Length too short",
+            format!("Content-Length: 20\r\n\r\n{body}").into_bytes(),
+        ),
+        (
+            "a Content-Length too long",
+            format!("Content-Length: {}\r\n\r\n{body}", body.len() + 40).into_bytes(),
+        ),
+        (
+            "a message over the size limit (its 65 MiB body skipped unread)",
+            [
+                format!("Content-Length: {}\r\n\r\n", 65 << 20).into_bytes(),
+                vec![b' '; 65 << 20],
+            ]
+            .concat(),
+        ),
+    ];
+    for (what, bytes) in bad_inputs {
+        // The bad input and a valid request right behind it, in one write:
+        // the server cannot tell where the bad one ends by waiting.
+        c.next_id += 1;
+        let id = c.next_id;
+        let valid = json!({ "jsonrpc": "2.0", "id": id, "method": "textDocument/completion", "params": Client::at(2, 4) }).to_string();
+        let valid = format!("Content-Length: {}\r\n\r\n{valid}", valid.len());
+        c.raw(&[bytes, valid.into_bytes()].concat());
+        let err = c.recv();
+        assert!(err["id"].is_null(), "{what}: {err}");
+        let code = error_code(&err);
+        assert!(code == -32700 || code == -32600, "{what}: {err}");
+        let r = c.response(id);
+        let label = r["result"]["items"][0]["label"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(label.starts_with("zephyrine"), "after {what}: {r}");
+    }
+    // A huge document (8 MB) is taken, and completion near its end works.
+    let huge = format!(
+        "{}\n{TEXT}zeph",
+        "lorem ipsum dolor sit amet ".repeat(300_000)
+    );
+    let last_line = huge.matches('\n').count() as u32;
+    c.open(&huge);
+    let labels = c.labels(last_line, 4);
+    assert!(labels[0].starts_with("zephyrine"), "{labels:?}");
+    assert_eq!(c.finish(), 0);
+}
