@@ -83,11 +83,12 @@ def _clean_file(job):
     ('', None) if dropped. Runs in a worker. The result is cached under the
     file's identity (path, size, mtime) and the cleaning code's hash, so a
     rebuild cleans only what changed (groff alone takes minutes)."""
-    cleaner, kind, full, rel, cache = job
+    cleaner, kind, full, rel, cache, default_lang = job
     if cache is None:
-        return _clean_uncached(cleaner, kind, full, rel)
+        return _clean_uncached(cleaner, kind, full, rel, default_lang)
     st = os.stat(full)
-    key = hashlib.sha1(f"{CLEANER_CODE}|{cleaner}|{kind}|{full}|{rel}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
+    ident = f"{CLEANER_CODE}|{cleaner}|{kind}|{full}|{rel}|{st.st_size}|{st.st_mtime_ns}"
+    key = hashlib.sha1((ident + (f"|{default_lang}" if default_lang else "")).encode()).hexdigest()
     cached = os.path.join(cache, key[:2], key + ".json")
     try:
         with open(cached, encoding="utf-8") as f:
@@ -95,7 +96,7 @@ def _clean_file(job):
         return text, lang
     except (OSError, ValueError):
         pass
-    text, lang = _clean_uncached(cleaner, kind, full, rel)
+    text, lang = _clean_uncached(cleaner, kind, full, rel, default_lang)
     os.makedirs(os.path.dirname(cached), exist_ok=True)
     with open(cached + ".tmp", "w", encoding="utf-8") as f:
         json.dump([text, lang], f, ensure_ascii=False)
@@ -103,7 +104,7 @@ def _clean_file(job):
     return text, lang
 
 
-def _clean_uncached(cleaner, kind, full, rel):
+def _clean_uncached(cleaner, kind, full, rel, default_lang=None):
     lang = "en"
     try:
         if cleaner == "man":
@@ -111,7 +112,7 @@ def _clean_uncached(cleaner, kind, full, rel):
         else:
             raw = clean.read_text(full)
             if cleaner == "code":
-                lang = lang_of(rel, raw)
+                lang = lang_of(rel, raw) or default_lang
                 if lang is None or "\x00" in raw[:4096]:
                     return "", None  # not a language the corpus takes, or binary
                 text = clean.code(raw, lang, rel)
@@ -177,7 +178,7 @@ def build(profile="full", log=print, workers=2, pins_path=MANIFEST, sources=None
                     break
                 files = _files(pkg, src)
                 pkg_bytes, pkg_docs = 0, 0
-                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r), r, clean_cache) for r in files]
+                jobs = [(src.clean, src.kind, os.path.join(pkg.root, r), r, clean_cache, src.lang) for r in files]
                 for rel, (text, lang) in zip(files, pool.imap(_clean_file, jobs, chunksize=8)):
                     if not text or pkg_bytes >= src.cap_pkg_mb * 1e6 or stats["bytes"] >= cap * 1e6:
                         continue

@@ -22,6 +22,7 @@ class Source:
     cap_mb: float = 1e9  # clean megabytes from this source at most
     cap_pkg_mb: float = 1e9  # ... and from any one package
     inner: list = field(default_factory=list)  # archives inside a package to unpack first (fnmatch)
+    lang: str = None  # code: the language of files that neither name nor first line tells
 
     def fetch(self, log=print, pins=None):
         pkgs = getattr(fetch, self.registry)(self.packages, log=log, pins=(pins or {}).get(self.registry))
@@ -263,8 +264,11 @@ SOURCES = [
     Source("go", "code", "apt", GO_PACKAGES, ["*/gocode/src/*.go"], "code",
            licence="per package (MIT, BSD, Apache-2.0, MPL-2.0)", cap_pkg_mb=0.8,
            exclude=["*/testdata/*", "*/vendor/*", "*.pb.go", "*.pb.gw.go"]),
+    # bash completions carry no #! line: the source says they are shell
+    Source("shell-completions", "code", "apt", ["bash-completion"], ["usr/share/bash-completion/*"], "code",
+           licence="GPL-2+", lang="shell", exclude=["*/helpers/*.py"]),
     Source("shell", "code", "apt", SHELL_PACKAGES,
-           ["usr/share/bash-completion/completions/*", "usr/bin/*", "usr/sbin/*", "usr/share/initramfs-tools/*",
+           ["usr/bin/*", "usr/sbin/*", "usr/share/initramfs-tools/*",
             "usr/lib/dracut/*", "usr/share/debootstrap/*", "etc/grub.d/*", "usr/lib/dkms/*", "*.sh", "*.bash",
             "usr/share/doc/bash/examples/*"], "code",
            licence="per package (GPL-2+, MIT)", cap_pkg_mb=1.0),
