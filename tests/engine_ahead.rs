@@ -17,7 +17,7 @@ fn engine(think_ahead: bool) -> Engine {
         model_path: Some(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors"),
         ),
-        backend: "cpu".into(),
+        backend: laya::model::BackendChoice::Cpu,
         ghost_words: 0,
         corrections: false,
         think_ahead,

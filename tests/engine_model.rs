@@ -8,7 +8,7 @@ use laya::model::testgen::{
     encode, metadata, random_f32_tensors, write_random_model, write_safetensors, RawTensor,
 };
 use laya::model::weights::{WeightType, Weights};
-use laya::model::{load_backend, vocab_path_for, Backend};
+use laya::model::{load_backend, vocab_path_for, Backend, BackendChoice};
 use laya::text::digest::sha256_hex;
 use laya::text::vocab::Vocab;
 use std::path::{Path, PathBuf};
@@ -153,18 +153,18 @@ fn backend_rejects_bad_calls_without_panicking() {
     let dir = Dir::new("model-calls");
     let path = model(&dir.path, "m", WeightType::Int8);
     let vocab = vocab_of(&path);
-    let mut b = load_backend(&path, &vocab, "cpu", None).unwrap();
+    let mut b = load_backend(&path, &vocab, BackendChoice::Cpu, None).unwrap();
     let h = vec![0.0; b.hidden_dim()];
     let mut out = vec![0.0; b.hidden_dim()];
     assert!(b.step(&h, vocab.len() as u32, &mut out).is_err());
     assert!(b.step(&h[1..], 0, &mut out).is_err());
     assert!(b.logits(&h, &mut [0.0; 3]).is_err());
-    assert!(load_backend(&path, &vocab, "gpu", None)
-        .err()
-        .unwrap()
+    assert!(BackendChoice::parse("gpu")
+        .unwrap_err()
         .to_string()
         .contains("unknown backend"));
-    assert!(load_backend(&path, &vocab, "cpu", Some("f64")).is_err());
+    assert_eq!(BackendChoice::parse("cpu").unwrap(), BackendChoice::Cpu);
+    assert!(WeightType::parse("f64").is_err());
 }
 
 /// Writes a variant of a valid f32 model with `edit` applied to its tensors

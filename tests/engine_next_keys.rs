@@ -13,7 +13,7 @@ use default_engine::request;
 fn engine() -> Engine {
     let e = Engine::new(EngineOptions {
         model_path: Some(default_engine::models().join("laya-default.safetensors")),
-        backend: "cpu".into(),
+        backend: laya::model::BackendChoice::Cpu,
         ..EngineOptions::default()
     });
     assert_eq!(e.info().model_error, None);

@@ -150,3 +150,40 @@ fn a_misspelling_gets_a_correction_when_listed_words_fill_the_menu() {
     assert!(p.candidates.iter().all(|c| c.source == Source::Correction));
     assert!(p.candidates.iter().any(|c| c.word == "response"));
 }
+
+#[test]
+fn a_model_in_another_dtype_shares_the_vocabulary_and_word_list() {
+    // laya-default-bf16.safetensors has no lists of its own: it reads
+    // laya-default's (the same model, stored in bf16).
+    let e = engine_at(models().join("laya-default-bf16.safetensors"), "");
+    let info = e.info();
+    assert_eq!((info.model_error, info.words_error), (None, None));
+    assert_eq!(info.dtype, "bf16");
+    assert_eq!(
+        info.vocab_path,
+        Some(models().join("laya-default.vocab.txt"))
+    );
+    assert_eq!(
+        info.words_path,
+        Some(models().join("laya-default.words.txt"))
+    );
+    assert_eq!(info.words_count, 100_000);
+
+    // A list beside the variant itself is its own (another vocabulary).
+    let dir = Dir::new("dtype-lists");
+    let weights = dir.path.join("m-bf16.safetensors");
+    std::fs::write(&weights, b"").unwrap();
+    std::fs::write(dir.path.join("m.vocab.txt"), b"").unwrap();
+    let base = dir.path.join("m.vocab.txt");
+    assert_eq!(laya::model::vocab_path_for(&weights), base);
+    std::fs::write(dir.path.join("m-bf16.vocab.txt"), b"").unwrap();
+    assert_eq!(
+        laya::model::vocab_path_for(&weights),
+        dir.path.join("m-bf16.vocab.txt")
+    );
+    // Neither there: the variant's own name (the error names it).
+    assert_eq!(
+        laya::model::words_path_for(&weights),
+        dir.path.join("m-bf16.words.txt")
+    );
+}

@@ -135,17 +135,13 @@ def cmd_export(a):
         vocab_size = sum(1 for _ in open(vocab, encoding="utf-8"))
         model = LayaLM(vocab_size, cfg.embed_dim, cfg.hidden_dim)
         model.load_weights(os.path.join(OUT, "ckpt", "model.safetensors"))
-    # FORMAT.md pairs every <stem>.safetensors with <stem>.vocab.txt and, when
-    # there is one, <stem>.words.txt: each variant gets copies of both.
+    # The dtype variants (<stem>-bf16, <stem>-f32) share <stem>.vocab.txt and
+    # <stem>.words.txt (FORMAT.md): the lists are stored once.
     words = words_path(vocab)
     if not os.path.exists(words):
         log(f"no word list {words} (run `python -m training vocab`): the models get none")
     for dtype, name in (("int8", STEM), ("bf16", f"{STEM}-bf16"), ("f32", f"{STEM}-f32")):
         path = export(model, vocab, os.path.join(OUT, f"{name}.safetensors"), dtype)
-        if name != STEM:
-            shutil.copyfile(vocab, os.path.join(OUT, f"{name}.vocab.txt"))
-            if os.path.exists(words):
-                shutil.copyfile(words, os.path.join(OUT, f"{name}.words.txt"))
         log(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
     if a.install:
         install(OUT, MODELS, [STEM, f"{STEM}-bf16"])
@@ -153,23 +149,29 @@ def cmd_export(a):
 
 
 def install(src_dir, dst_dir, names):
-    """Copies each name's model file, vocabulary and word list (when there is
-    one) from src_dir into dst_dir; a word list left in dst_dir from before
-    is removed when the new model has none (it belongs to another vocabulary)."""
+    """Copies each name's model file, and its vocabulary and word list (when
+    there is one) once per base stem, from src_dir into dst_dir; a word list
+    left in dst_dir from before is removed when the new model has none (it
+    belongs to another vocabulary), and so are a variant's own lists."""
+    from .export import lists_stem
     for name in names:
-        for ext in (".safetensors", ".vocab.txt", ".words.txt"):
-            src, dst = os.path.join(src_dir, name + ext), os.path.join(dst_dir, name + ext)
+        shutil.copyfile(os.path.join(src_dir, name + ".safetensors"), os.path.join(dst_dir, name + ".safetensors"))
+        base = lists_stem(name)
+        for ext in (".vocab.txt", ".words.txt"):
+            src, dst = os.path.join(src_dir, base + ext), os.path.join(dst_dir, base + ext)
             if ext != ".words.txt" or os.path.exists(src):
                 shutil.copyfile(src, dst)
             elif os.path.exists(dst):
                 os.remove(dst)
+            if base != name and os.path.exists(os.path.join(dst_dir, name + ext)):
+                os.remove(os.path.join(dst_dir, name + ext))
 
 
 def cmd_eval(a):
     import mlx.core as mx
     from . import data
     from .evaluate import evaluate
-    from .export import load
+    from .export import default_vocab_path, load
     if a.cpu:
         mx.set_default_device(mx.cpu)
     results = {}
@@ -177,7 +179,7 @@ def cmd_eval(a):
     for name in names:
         path = name if name.endswith(".safetensors") else os.path.join(OUT, name + ".safetensors")
         model, meta = load(path)
-        vocab_tokens = open(path[: -len(".safetensors")] + ".vocab.txt", encoding="utf-8").read().split("\n")[:-1]
+        vocab_tokens = open(default_vocab_path(path), encoding="utf-8").read().split("\n")[:-1]
         for kind in ("prose", "code"):
             r = evaluate(model, data.load(f"test.{kind}"), vocab_tokens, tokens=a.tokens)
             results[f"{os.path.basename(path)} {kind}"] = r

@@ -124,7 +124,22 @@ def from_tensors(t):
     return model
 
 
+DTYPE_SUFFIXES = ("-bf16", "-int8", "-f32")
+
+
+def lists_stem(name):
+    """The stem whose vocabulary and word list go with model `name`: a dtype
+    variant (<stem>-bf16) shares its base model's (FORMAT.md)."""
+    for suffix in DTYPE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def default_vocab_path(path):
-    """FORMAT.md: the vocabulary of <stem>.safetensors is <stem>.vocab.txt."""
+    """FORMAT.md: the vocabulary of <stem>.safetensors is <stem>.vocab.txt, or
+    for a dtype variant without its own, its base model's."""
     stem = path[: -len(".safetensors")] if path.endswith(".safetensors") else path
-    return stem + ".vocab.txt"
+    own = stem + ".vocab.txt"
+    base = os.path.join(os.path.dirname(stem), lists_stem(os.path.basename(stem))) + ".vocab.txt"
+    return own if os.path.exists(own) or not os.path.exists(base) else base

@@ -38,7 +38,7 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
     let (max_positions, window) = (a.positions, a.window);
     let compared = a.engine.options();
     let reference_opts = EngineOptions {
-        dtype: Some("f32".into()),
+        dtype: Some(crate::model::weights::WeightType::F32),
         ..compared.clone()
     };
     let mut other_opts = compared;

@@ -185,8 +185,7 @@ fn backend_times(o: &crate::engine::EngineOptions) -> (Option<f64>, Option<f64>)
     let Ok(vocab) = crate::text::vocab::Vocab::load(&crate::model::vocab_path_for(&path)) else {
         return (None, None);
     };
-    let Ok(mut b) = crate::model::load_backend(&path, &vocab, &o.backend, o.dtype.as_deref())
-    else {
+    let Ok(mut b) = crate::model::load_backend(&path, &vocab, o.backend, o.dtype) else {
         return (None, None);
     };
     let mut h = vec![0.1f32; b.hidden_dim()];

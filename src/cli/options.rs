@@ -2,6 +2,8 @@
 //! choices (backend, dtype, SIMD ceiling) as the command line spells them.
 
 use crate::engine::{EngineOptions, Tuning};
+use crate::model::weights::WeightType;
+use crate::model::BackendChoice;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -39,6 +41,26 @@ impl Dtype {
             Dtype::F32 => "f32",
             Dtype::Bf16 => "bf16",
             Dtype::Int8 => "int8",
+        }
+    }
+}
+
+impl From<Backend> for BackendChoice {
+    fn from(b: Backend) -> BackendChoice {
+        match b {
+            Backend::Auto => BackendChoice::Auto,
+            Backend::Cpu => BackendChoice::Cpu,
+            Backend::Mlx => BackendChoice::Mlx,
+        }
+    }
+}
+
+impl From<Dtype> for WeightType {
+    fn from(d: Dtype) -> WeightType {
+        match d {
+            Dtype::F32 => WeightType::F32,
+            Dtype::Bf16 => WeightType::Bf16,
+            Dtype::Int8 => WeightType::Int8,
         }
     }
 }
@@ -109,8 +131,8 @@ impl EngineArgs {
         self.simd.apply();
         let mut o = EngineOptions {
             model_path: self.model.clone(),
-            backend: self.backend.as_str().to_string(),
-            dtype: self.dtype.map(|d| d.as_str().to_string()),
+            backend: self.backend.into(),
+            dtype: self.dtype.map(Into::into),
             neural: !self.no_model,
             threshold: self.threshold,
             ..EngineOptions::default()

@@ -3,7 +3,7 @@
 //! `EngineInfo` and leave the engine working with what did load.
 
 use super::options::{EngineInfo, EngineOptions};
-use super::word_list::{self, WordList};
+use super::word_list::WordList;
 use crate::model::{self, Backend};
 use crate::text::vocab::Vocab;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
     // model it would add nothing.
     let listed = weights
         .as_deref()
-        .map(word_list::path_for)
+        .map(model::words_path_for)
         .filter(|p| opts.neural && p.exists())
         .map(|p| std::thread::spawn(move || (WordList::load(&p), p)));
     let Some(w) = &weights else {
@@ -43,7 +43,7 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
             info.vocab_size = v.len();
             if opts.neural {
                 info.model_path = Some(w.clone());
-                match model::load_backend(w, &v, &opts.backend, opts.dtype.as_deref()) {
+                match model::load_backend(w, &v, opts.backend, opts.dtype) {
                     Ok(b) => {
                         info.backend = b.name().into();
                         info.device = b.device();

@@ -1,6 +1,8 @@
 //! How an engine is built (`EngineOptions`), the ranking's constants
 //! (`Tuning`) and what the engine reports about itself (`EngineInfo`).
 
+use crate::model::weights::WeightType;
+use crate::model::BackendChoice;
 use std::path::PathBuf;
 
 /// The ranking's constants (see `Tuning::default` for the values and why).
@@ -149,12 +151,11 @@ pub struct EngineOptions {
     /// Weights file (`<stem>.safetensors`, vocabulary beside it as
     /// `<stem>.vocab.txt`); None = the default model (see `model::default_model_path`).
     pub model_path: Option<PathBuf>,
-    /// "auto" | "cpu" | "mlx".
-    pub backend: String,
+    pub backend: BackendChoice,
     /// Ghost-text confidence threshold in [0, 1]; None = DEFAULT_THRESHOLD.
     pub threshold: Option<f32>,
-    /// Run the weights in another dtype than the file's ("f32" | "bf16" | "int8").
-    pub dtype: Option<String>,
+    /// Run the weights in another dtype than the file's.
+    pub dtype: Option<WeightType>,
     /// False: no neural model, only buffer words and the word list.
     pub neural: bool,
     /// Most words of ghost text after the current one.
@@ -176,7 +177,7 @@ impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             model_path: None,
-            backend: "auto".into(),
+            backend: BackendChoice::Auto,
             threshold: None,
             dtype: None,
             neural: true,

@@ -10,7 +10,7 @@
 use crate::math::partition;
 use anyhow::{bail, Context, Result};
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct WordList {
     /// The words' texts one after another, sorted by (lowercase text, text):
@@ -25,13 +25,6 @@ pub struct WordList {
     first: Vec<u32>,
     /// Out-of-vocabulary word tokens in the training stream (the file's `<unk>` line).
     total: u64,
-}
-
-/// The word list that goes with a weights file: `<stem>.words.txt`.
-pub fn path_for(weights: &Path) -> PathBuf {
-    let name = weights.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let stem = name.strip_suffix(".safetensors").unwrap_or(name);
-    weights.with_file_name(format!("{stem}.words.txt"))
 }
 
 impl WordList {

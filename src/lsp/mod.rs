@@ -78,7 +78,7 @@ pub fn serve(args: LspArgs) -> i32 {
     }
     let engine = Engine::new(EngineOptions {
         model_path: args.model.clone(),
-        backend: args.backend.as_str().to_string(),
+        backend: args.backend.into(),
         tuning: tuning(&args.tune),
         ..EngineOptions::default()
     });

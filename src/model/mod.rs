@@ -79,11 +79,38 @@ pub mod quant;
 pub mod testgen;
 pub mod weights;
 
-/// The vocabulary file that goes with a weights file: `<stem>.vocab.txt`.
-pub fn vocab_path_for(weights: &Path) -> PathBuf {
+/// Stem suffixes of a model stored in another dtype (`laya-default-bf16`):
+/// the same model, so the same vocabulary and word list.
+const DTYPE_SUFFIXES: [&str; 3] = ["-bf16", "-int8", "-f32"];
+
+/// A file that goes with a weights file: `<stem><ext>` beside it, or when
+/// there is none and the stem ends in a dtype suffix, the undecorated stem's
+/// (`laya-default-bf16.safetensors` reads `laya-default.vocab.txt`): the
+/// lists are stored once for all dtypes of a model.
+fn beside(weights: &Path, ext: &str) -> PathBuf {
     let name = weights.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let stem = name.strip_suffix(".safetensors").unwrap_or(name);
-    weights.with_file_name(format!("{stem}.vocab.txt"))
+    let own = weights.with_file_name(format!("{stem}{ext}"));
+    if own.exists() {
+        return own;
+    }
+    DTYPE_SUFFIXES
+        .iter()
+        .find_map(|s| stem.strip_suffix(s))
+        .map(|base| weights.with_file_name(format!("{base}{ext}")))
+        .filter(|p| p.exists())
+        .unwrap_or(own)
+}
+
+/// The vocabulary file that goes with a weights file (see `beside`).
+pub fn vocab_path_for(weights: &Path) -> PathBuf {
+    beside(weights, ".vocab.txt")
+}
+
+/// The word list beyond the vocabulary that goes with a weights file (see
+/// `beside`); it need not exist.
+pub fn words_path_for(weights: &Path) -> PathBuf {
+    beside(weights, ".words.txt")
 }
 
 /// The default model: $LAYA_MODEL, else models/laya-default.safetensors next
@@ -110,20 +137,49 @@ pub fn default_model_path() -> Option<PathBuf> {
         .map(|p| p.canonicalize().unwrap_or(p))
 }
 
-/// Loads the weights at `path` (checked against `vocab`) on the chosen backend
-/// ("auto" | "cpu" | "mlx"), optionally converted to `dtype`.
+/// Which backend runs the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// MLX when built with it and a GPU is there, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    Mlx,
+}
+
+impl BackendChoice {
+    /// "auto" | "cpu" | "mlx".
+    pub fn parse(s: &str) -> Result<BackendChoice> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "mlx" => Ok(BackendChoice::Mlx),
+            other => bail!("unknown backend {other:?} (expected auto, cpu or mlx)"),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Cpu => "cpu",
+            BackendChoice::Mlx => "mlx",
+        }
+    }
+}
+
+/// Loads the weights at `path` (checked against `vocab`) on the chosen backend,
+/// optionally converted to `dtype`.
 pub fn load_backend(
     path: &Path,
     vocab: &Vocab,
-    backend: &str,
-    dtype: Option<&str>,
+    backend: BackendChoice,
+    dtype: Option<weights::WeightType>,
 ) -> Result<Box<dyn Backend>> {
-    let dtype = dtype.map(weights::WeightType::parse).transpose()?;
     match backend {
-        "cpu" => {}
+        BackendChoice::Cpu => {}
         // "auto" takes MLX only when built with it and a GPU is there; an MLX
         // failure then falls back to the cpu backend rather than no model.
-        "auto" =>
+        BackendChoice::Auto =>
         {
             #[cfg(feature = "mlx")]
             if mlx::gpu_available() {
@@ -134,12 +190,11 @@ pub fn load_backend(
             }
         }
         #[cfg(feature = "mlx")]
-        "mlx" => return Ok(Box::new(mlx::open(path, vocab, dtype)?)),
+        BackendChoice::Mlx => return Ok(Box::new(mlx::open(path, vocab, dtype)?)),
         #[cfg(not(feature = "mlx"))]
-        "mlx" => {
+        BackendChoice::Mlx => {
             bail!("backend \"mlx\": this build has no MLX support (build with --features mlx)")
         }
-        other => bail!("unknown backend {other:?} (expected auto, cpu or mlx)"),
     }
     let w = weights::Weights::open(path, Some(vocab))?;
     Ok(Box::new(cpu::CpuBackend::new(w, dtype)))

@@ -84,7 +84,7 @@ async fn run(args: ServeArgs) -> i32 {
     let decider = decide::Decider {
         options: EngineOptions {
             model_path: args.model.clone(),
-            backend: args.backend.as_str().to_string(),
+            backend: args.backend.into(),
             tuning: args.tuning(),
             // Between keystrokes, a lowest-priority thread computes the model's
             // distribution after the ghost's word.

@@ -19,7 +19,7 @@ pub fn engine_at(model: PathBuf, tune: &str) -> Engine {
     tuning.set(tune).unwrap();
     Engine::new(EngineOptions {
         model_path: Some(model),
-        backend: "cpu".into(),
+        backend: laya::model::BackendChoice::Cpu,
         tuning,
         ..EngineOptions::default()
     })

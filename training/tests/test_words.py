@@ -76,18 +76,21 @@ class VocabularyStepWritesTheWordList(unittest.TestCase):
         self.assertEqual(self.total, expected)
         self.assertGreater(self.total, sum(n for _, n in self.listed))  # foo, onceonly
 
-    def test_install_copies_the_word_list_beside_each_model(self):
+    def test_install_stores_the_lists_once_for_a_model_and_its_dtype_variants(self):
         src, dst = os.path.join(self.dir, "src"), os.path.join(self.dir, "dst")
         os.makedirs(src)
         os.makedirs(dst)
-        for name in ("m", "m-bf16"):
-            for ext in (".safetensors", ".vocab.txt"):
-                open(os.path.join(src, name + ext), "w").close()
+        for name in ("m.safetensors", "m-bf16.safetensors", "m.vocab.txt"):
+            open(os.path.join(src, name), "w").close()
         shutil.copyfile(self.words_path, os.path.join(src, "m.words.txt"))
-        open(os.path.join(dst, "m-bf16.words.txt"), "w").close()  # an older model's list
+        for old in ("m-bf16.words.txt", "m-bf16.vocab.txt"):  # an older install's copies
+            open(os.path.join(dst, old), "w").close()
         cli.install(src, dst, ["m", "m-bf16"])
         self.assertEqual(read_words(os.path.join(dst, "m.words.txt")), (self.total, self.listed))
+        self.assertTrue(os.path.exists(os.path.join(dst, "m.vocab.txt")))
+        self.assertTrue(os.path.exists(os.path.join(dst, "m-bf16.safetensors")))
         self.assertFalse(os.path.exists(os.path.join(dst, "m-bf16.words.txt")))
+        self.assertFalse(os.path.exists(os.path.join(dst, "m-bf16.vocab.txt")))
 
 
 class ReadWordsRejectsBadFiles(unittest.TestCase):
@@ -105,7 +108,8 @@ class ReadWordsRejectsBadFiles(unittest.TestCase):
 
 class ShippedWordList(unittest.TestCase):
     def test_each_model_has_a_well_formed_list_outside_its_vocabulary(self):
-        for stem in ("laya-default", "laya-default-bf16"):
+        # The bf16 variant shares these lists (FORMAT.md).
+        for stem in ("laya-default",):
             path = os.path.join(MODELS, f"{stem}.words.txt")
             if not os.path.exists(path):
                 self.skipTest(f"no word list shipped for {stem}")

@@ -73,7 +73,7 @@ mod tests {
     /// The real default model on the cpu backend.
     fn engine() -> Engine {
         Engine::new(EngineOptions {
-            backend: "cpu".into(),
+            backend: crate::model::BackendChoice::Cpu,
             ..EngineOptions::default()
         })
     }
