@@ -1,0 +1,27 @@
+;;; eglot_complete.el --- laya lsp through eglot's completion-at-point (tests/emacs_eglot.rs)
+;; Opens notes.txt in the current directory, starts `$LAYA_BIN lsp' with
+;; eglot, asks completion-at-point's table for the candidates after "a zeph",
+;; inserts the first as completion-at-point would (eglot's exit function
+;; applies the server's textEdit) and prints CANDS (JSON) and LINE.
+(require 'eglot)
+(setq eglot-sync-connect 30)
+(find-file (expand-file-name "notes.txt" default-directory))
+(text-mode)
+(insert "The zephyrine breeze came over the quokkalike hills.\nA zephyrine light, a zephyrine sky, a zephyrean tune.\na zeph")
+(eglot '(text-mode) (cons 'transient default-directory) 'eglot-lsp-server (list (getenv "LAYA_BIN") "lsp") "text")
+(unless (eglot-current-server) (error "no server"))
+(let* ((capf (eglot-completion-at-point))
+       (beg (nth 0 capf)) (end (nth 1 capf)) (table (nth 2 capf))
+       (props (nthcdr 3 capf))
+       (cands (all-completions (buffer-substring beg end) table))
+       (sort (completion-metadata-get (completion-metadata "" table nil) 'display-sort-function))
+       (sorted (if sort (funcall sort (copy-sequence cands)) cands))
+       (first (car sorted)))
+  (princ (format "CANDS %s\n" (json-encode (mapcar #'substring-no-properties sorted))))
+  (delete-region beg end)
+  (goto-char beg)
+  (insert first)
+  (funcall (plist-get props :exit-function) first 'finished)
+  (princ (format "LINE %s\n" (buffer-substring-no-properties (line-beginning-position) (line-end-position)))))
+(eglot-shutdown (eglot-current-server))
+(set-buffer-modified-p nil)
