@@ -201,3 +201,79 @@ async fn loading_the_plugin_starts_nothing_until_insert_mode() {
     s.wait_ghost_starting("yrine").await;
     s.quit().await;
 }
+
+/// The output of an Ex command.
+async fn output(s: &Session, cmd: &str) -> String {
+    let v = s
+        .lua(&format!(
+            "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
+        ))
+        .await;
+    v.as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn laya_status_on_a_stopped_host_gives_up_with_a_clear_message() {
+    let s = Session::start("stopped-status").await;
+    s.insert_after(WORDS).await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    let pid = s.host_pid().await.unwrap();
+    Session::signal(pid, "STOP");
+    // Session::lua fails the test if Neovim does not answer (it would wait
+    // for the stopped host forever with a blocking request).
+    let out = output(&s, "Laya status").await;
+    assert!(
+        out.contains(&format!(
+            "Host: pid {pid}, status request failed: the host (pid {pid}) did not answer `status` within 1000 ms: it is stopped or busy"
+        )),
+        "{out}"
+    );
+    let health = s
+        .lua("vim.cmd('checkhealth laya') return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+        .await;
+    assert!(
+        health
+            .as_str()
+            .unwrap()
+            .contains("does not answer: the host"),
+        "{health}"
+    );
+    s.command("tabclose").await;
+    // Thawed, it answers again (the late replies are dropped, not mixed up).
+    Session::signal(pid, "CONT");
+    s.wait_for("status from the thawed host", || async {
+        output(&s, "Laya status")
+            .await
+            .contains(&format!("Host: laya 0.1.0, pid {pid}"))
+            .then_some(())
+    })
+    .await;
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_logs_no_buffer_text_and_the_host_goes_on() {
+    let s = Session::start("panic").await;
+    // The host panics (quoting the text) whenever the text ends with this.
+    s.lua("vim.env.LAYA_TEST_PANIC = 'quokkasecret'").await;
+    s.insert_after(WORDS).await;
+    s.input("quokkasecret").await;
+    s.wait_for("the panic to be counted", || async {
+        let st = s.lua("return require('laya.host').request('status')").await;
+        (st["counters"]["engine_panics"].as_u64() >= Some(1)).then_some(())
+    })
+    .await;
+    // The next keys are answered as before.
+    s.input(" zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    let log = s.log();
+    assert!(
+        log.contains("panic in thread laya-decide at src/rpc/decide.rs"),
+        "{log}"
+    );
+    assert!(log.contains("engine panicked in predict"), "{log}");
+    assert!(!log.contains("quokka"), "buffer text in the log:\n{log}");
+    assert!(!log.contains("zephyrine"), "buffer text in the log:\n{log}");
+    s.quit().await;
+}

@@ -79,18 +79,19 @@ end
 --- The host's status once its engine is ready, or nil, error.
 function H.ready_status(host)
   local st, err
-  local ok = vim.wait(120000, function()
+  -- Polled in a plain loop: host.request waits itself (no vim.wait inside vim.wait).
+  local deadline = vim.uv.hrtime() + 120e9
+  while vim.uv.hrtime() < deadline do
     if not host.running() then
-      err = 'the host stopped while loading (:Laya log)'
-      return true
+      return nil, 'the host stopped while loading (:Laya log)'
     end
     st, err = host.request('status')
-    return st ~= nil and st.engine ~= nil and st.engine.ready == true
-  end, 50)
-  if not ok or not (st and st.engine and st.engine.ready == true) then
-    return nil, err or 'the engine did not become ready within 120 s'
+    if st and st.engine and st.engine.ready == true then
+      return st
+    end
+    vim.wait(50)
   end
-  return st
+  return nil, err or 'the engine did not become ready within 120 s'
 end
 
 --- A scratch buffer in a new tab page, with nothing that rewrites typed text.

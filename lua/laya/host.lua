@@ -3,8 +3,9 @@
 --- and receives its answers (`on_answer`, called by the host through
 --- nvim_exec_lua as an RPC notification: one message each way per keystroke).
 ---
---- Nothing here blocks typing: `predict` is an rpcnotify; rpcrequest is only
---- used by commands (:Laya status, :checkhealth), never on the keystroke path.
+--- Nothing here blocks typing: `predict` is an rpcnotify; commands (:Laya
+--- status, :checkhealth) wait for the host's reply at most
+--- `request_timeout_ms`, never on the keystroke path.
 
 local M = {}
 local H = {}
@@ -220,16 +221,56 @@ function M.echo()
   return ok and H.echo_seq or nil
 end
 
---- Blocking request, for commands only. Returns result or nil, error.
-function M.request(method, ...)
+--- How long a command waits for the host's reply before giving up.
+M.request_timeout_ms = 1000
+H.call_id = 0
+--- Replies by call id, for the calls still waited for.
+H.replies = {}
+
+--- A request for commands (:Laya status, :checkhealth): sent as a `call`
+--- notification and waited for at most `timeout_ms` (default
+--- M.request_timeout_ms), so that a stopped or busy host never freezes
+--- Neovim (vim.rpcrequest would wait for it forever). Returns result, or
+--- nil and an error.
+function M.request(method, timeout_ms)
   if not M.chan then
     return nil, 'the host is not running'
   end
-  local ok, res = pcall(vim.rpcrequest, M.chan, method, ...)
+  timeout_ms = timeout_ms or M.request_timeout_ms
+  H.call_id = H.call_id + 1
+  local id = H.call_id
+  H.replies[id] = false
+  local ok, err = pcall(vim.rpcnotify, M.chan, 'call', id, method)
   if not ok then
-    return nil, tostring(res)
+    H.replies[id] = nil
+    return nil, tostring(err)
   end
-  return res
+  vim.wait(timeout_ms, function()
+    return H.replies[id] ~= false
+  end, 10)
+  local reply = H.replies[id]
+  H.replies[id] = nil
+  if not reply then
+    return nil,
+      string.format(
+        'the host (pid %s) did not answer `%s` within %d ms: it is stopped or busy (:Laya log)',
+        tostring(M.pid),
+        method,
+        timeout_ms
+      )
+  end
+  if reply.err ~= nil and reply.err ~= vim.NIL then
+    return nil, tostring(reply.err)
+  end
+  return reply.result
+end
+
+--- Called by the host with the reply to a `call`; a reply that comes after
+--- its call gave up is dropped.
+function M.on_reply(id, result, err)
+  if H.replies[id] == false then
+    H.replies[id] = { result = result, err = err }
+  end
 end
 
 --- Called by the host after an answer, between keystrokes: its answers to

@@ -40,6 +40,17 @@ impl BufferEntry {
         }
     }
 
+    /// After a panic part-way through a keystroke: drops the token cache and
+    /// everything derived from it, keeping the words and pairs learnt.
+    pub fn recover(&mut self) {
+        self.ctx.recover();
+        self.fixes = None;
+        self.dist = None;
+        self.continuation = None;
+        self.best = None;
+        self.typed_past = None;
+    }
+
     /// The model's distribution for the current context, if computed.
     pub fn current_dist(&self) -> Option<&Dist> {
         self.dist.as_ref().filter(|d| d.version == self.ctx.version)

@@ -414,6 +414,17 @@ impl BufferContext {
         self.states.truncate(n * hidden);
     }
 
+    /// After a failed keystroke: drops the token cache (the next sync
+    /// re-reads its context) and marks derived caches stale, keeping the
+    /// words and pairs learnt.
+    pub fn recover(&mut self) {
+        self.forget_tokens();
+        self.ahead = None;
+        self.keys = [None, None];
+        self.last_context.clear();
+        self.version += 1;
+    }
+
     /// Drops every cached token, keeping what was learnt (the text still exists).
     fn forget_tokens(&mut self) {
         self.undo.clear();
@@ -430,7 +441,9 @@ impl BufferContext {
         // A long context was probably cut by the caller: its first line is partial.
         let mut lines = context.split_inclusive('\n');
         let mut offset = 0;
-        if context.len() > 256 && context[..context.len() - 1].contains('\n') {
+        // (Bytes, not a str slice: the last character may be multi-byte.)
+        let all_but_last = &context.as_bytes()[..context.len().saturating_sub(1)];
+        if context.len() > 256 && all_but_last.contains(&b'\n') {
             offset += lines.next().map_or(0, str::len);
         }
         for line in lines {

@@ -18,6 +18,7 @@ use crate::model::Backend;
 use crate::text::hash::FastMap;
 use crate::text::tokenizer::split_prefix;
 use crate::text::vocab::{Vocab, UNK};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -150,19 +151,43 @@ impl Engine {
 
     /// One keystroke: the text before the cursor → candidates and ghost text.
     pub fn predict(&mut self, req: &Request) -> Prediction {
+        let entry = self.take_entry(req.buffer);
+        self.keeping_entry(req.buffer, entry, |engine, entry| {
+            engine.predict_in(entry, req)
+        })
+    }
+
+    /// Runs `f` on a buffer's entry taken out of the map and puts the entry
+    /// back even when `f` panics: then with its token cache and what was
+    /// derived from it dropped (the panic may have left them half-updated;
+    /// the next keystroke re-reads its context), keeping the words learnt.
+    pub(crate) fn keeping_entry<T>(
+        &mut self,
+        buffer: u64,
+        mut entry: BufferEntry,
+        f: impl FnOnce(&mut Engine, &mut BufferEntry) -> T,
+    ) -> T {
+        let result = catch_unwind(AssertUnwindSafe(|| f(self, &mut entry)));
+        if result.is_err() {
+            entry.recover();
+        }
+        self.buffers.insert(buffer, entry);
+        result.unwrap_or_else(|p| resume_unwind(p))
+    }
+
+    fn predict_in(&mut self, entry: &mut BufferEntry, req: &Request) -> Prediction {
         let (context, prefix) = split_prefix(req.before);
         let k = req.k.max(1);
-        let mut entry = self.take_entry(req.buffer);
         // The context's tokens and model state, and the model's distribution there.
-        let neural = self.update_context(&mut entry, context);
+        let neural = self.update_context(entry, context);
         // The top candidates of this word the user saw and typed past.
-        let passed = self.words_typed_past(&entry, prefix, req.seen_last);
+        let passed = self.words_typed_past(entry, prefix, req.seen_last);
         // Candidate sources → mixer (with case) → give-way.
-        let (mut ranked, likeliest) = self.rank_giving_way(&entry, prefix, k, &passed);
+        let (mut ranked, likeliest) = self.rank_giving_way(entry, prefix, k, &passed);
         // Spelling corrections when no known word fits.
-        self.offer_corrections(&mut entry, prefix, k, &mut ranked);
+        self.offer_corrections(entry, prefix, k, &mut ranked);
         // Ghost text and its continuation.
-        let ghost = self.ghost(&mut entry, prefix, &ranked.candidates);
+        let ghost = self.ghost(entry, prefix, &ranked.candidates);
         let pred = Prediction {
             prefix: prefix.to_string(),
             candidates: ranked.candidates,
@@ -170,8 +195,7 @@ impl Engine {
         };
         // For the next keystroke: what may give way, what to think ahead over.
         entry.typed_past = Some(TypedPast::after(entry.ctx.version, &pred, passed));
-        entry.best = self.word_to_think_over(&entry, prefix, likeliest.as_ref(), &pred, neural);
-        self.buffers.insert(req.buffer, entry);
+        entry.best = self.word_to_think_over(entry, prefix, likeliest.as_ref(), &pred, neural);
         pred
     }
 
@@ -348,5 +372,53 @@ impl Engine {
         }
         dist.version = entry.ctx.version;
         entry.dist = Some(dist);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn inserts(e: &mut Engine, before: &str) -> Vec<String> {
+        let req = Request {
+            buffer: 1,
+            before,
+            after: "",
+            filetype: "",
+            k: 3,
+            seen_last: false,
+        };
+        e.predict(&req)
+            .candidates
+            .into_iter()
+            .map(|c| c.insert)
+            .collect()
+    }
+
+    #[test]
+    fn a_panic_keeps_the_buffers_words() {
+        let mut e = Engine::new(EngineOptions {
+            model_path: Some(PathBuf::from("/nonexistent/laya-test.safetensors")),
+            ..EngineOptions::default()
+        });
+        let text = "zygote zymurgy zygote\nthe zy";
+        assert_eq!(
+            inserts(&mut e, text).first().map(String::as_str),
+            Some("gote")
+        );
+        let entry = e.buffers.remove(&1).unwrap();
+        let quiet = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let failed = catch_unwind(AssertUnwindSafe(|| {
+            e.keeping_entry(1, entry, |_, _| -> () { panic!("a keystroke failed") })
+        }));
+        std::panic::set_hook(quiet);
+        assert!(failed.is_err());
+        // A cursor jump to elsewhere in the buffer: only the learnt words can tell.
+        assert_eq!(
+            inserts(&mut e, "zy").first().map(String::as_str),
+            Some("gote")
+        );
     }
 }

@@ -60,13 +60,26 @@ impl Engine {
         max_keys: usize,
         stop: &dyn Fn() -> bool,
     ) -> Vec<(char, Prediction)> {
-        let Some(mut entry) = self.buffers.remove(&buffer) else {
+        let Some(entry) = self.buffers.remove(&buffer) else {
             return Vec::new();
         };
+        self.keeping_entry(buffer, entry, |engine, entry| {
+            engine.next_keys_in(entry, last, k, max_keys, stop)
+        })
+    }
+
+    fn next_keys_in(
+        &mut self,
+        entry: &mut BufferEntry,
+        last: &Prediction,
+        k: usize,
+        max_keys: usize,
+        stop: &dyn Fn() -> bool,
+    ) -> Vec<(char, Prediction)> {
         // The likeliest next characters: the probability of the words of a
         // wider ranking, summed by the character each continues with.
         let mut mass: Vec<(char, f32)> = Vec::new();
-        for c in self.rank(&entry, &last.prefix, NEXT_KEY_WORDS).candidates {
+        for c in self.rank(entry, &last.prefix, NEXT_KEY_WORDS).candidates {
             let Some(ch) = c.insert.chars().next() else {
                 continue;
             };
@@ -91,11 +104,10 @@ impl Engine {
                 break;
             }
             let prefix = format!("{}{ch}", last.prefix);
-            if let Some(p) = self.next_key(&mut entry, &prefix, k.max(1)) {
+            if let Some(p) = self.next_key(entry, &prefix, k.max(1)) {
                 out.push((ch, p));
             }
         }
-        self.buffers.insert(buffer, entry);
         out
     }
 

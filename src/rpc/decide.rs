@@ -39,6 +39,9 @@ pub struct Decider {
     pub info: Arc<Mutex<Option<EngineInfo>>>,
     /// Test-only: sleep this long before each decision (LAYA_TEST_DELAY_MS).
     pub test_delay: Option<Duration>,
+    /// Test-only: panic, quoting the text, when the text before the cursor
+    /// ends with this (LAYA_TEST_PANIC), to show what a panic costs.
+    pub test_panic: Option<String>,
     /// After each answer, work out the answers to the likeliest next keys
     /// and send them too (see `Engine::next_keys`).
     pub next_keys: bool,
@@ -90,14 +93,11 @@ impl Decider {
     fn guarded<T>(&self, what: &str, f: impl FnOnce() -> T) -> Option<T> {
         match catch_unwind(AssertUnwindSafe(f)) {
             Ok(v) => Some(v),
-            Err(p) => {
+            Err(_) => {
+                // The panic hook logged where; its message may quote buffer
+                // text and is not logged.
                 Stats::bump(&self.stats.engine_panics);
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                error!("engine panicked in {what}: {msg}");
+                error!("engine panicked in {what}; this request is dropped, the host goes on");
                 None
             }
         }
@@ -171,7 +171,14 @@ impl Decider {
             seen_last: p.seen_last,
         };
         let prediction = self
-            .guarded("predict", || engine.predict(&request))
+            .guarded("predict", || {
+                if let Some(end) = self.test_panic.as_deref() {
+                    if request.before.ends_with(end) {
+                        panic!("test panic after {:?}", request.before);
+                    }
+                }
+                engine.predict(&request)
+            })
             .unwrap_or_default();
         let done_us = now_us();
         let answer = answer_value(&job, &prediction, start_us, done_us);
@@ -180,12 +187,13 @@ impl Decider {
         self.stats
             .record_latency(done_us.saturating_sub(job.recv_us));
         match self.send_answer(answer) {
+            // Counts only: candidates and ghost text are buffer text.
             Ok(()) => debug!(
-                "answered seq {} (buffer {}): {} candidates, ghost {:?}",
+                "answered seq {} (buffer {}): {} candidates, ghost of {} bytes",
                 p.seq,
                 p.buffer,
                 prediction.candidates.len(),
-                prediction.ghost
+                prediction.ghost.len()
             ),
             Err(e) => error!("cannot send answer to Neovim: {e}"),
         }

@@ -8,7 +8,7 @@ use super::decide::map;
 use super::inbox::{Event, Inbox, Job};
 use super::log::{debug, error, warn};
 use super::outbox::Outbox;
-use super::params::{accepted_args, forget_args, PredictParams};
+use super::params::{accepted_args, call_args, forget_args, PredictParams};
 use super::stats::{clock_origin_us, now_us, Stats};
 use crate::engine::EngineInfo;
 use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
@@ -23,9 +23,15 @@ pub struct Host {
     pub stats: Arc<Stats>,
     pub info: Arc<Mutex<Option<EngineInfo>>>,
     pub backend_asked: String,
+    /// Where `call`'s replies go (as notifications, like the answers).
+    pub outbox: Outbox,
 }
 
-pub const METHODS: &str = "notifications: predict, accepted, forget, echo; requests: status, ping";
+/// The Lua function that receives the reply to a `call`.
+pub const REPLY_LUA: &str = "require('laya.host').on_reply(...)";
+
+pub const METHODS: &str =
+    "notifications: predict, accepted, forget, echo, call(id, status|ping); requests: status, ping";
 
 #[async_trait::async_trait]
 impl Handler for Host {
@@ -72,8 +78,28 @@ impl Handler for Host {
                 Ok(buffer) => self.inbox.put_event(Event::Forget { buffer }),
                 Err(e) => self.bad_input(&e),
             },
+            // A request that Neovim sends as a notification and waits for
+            // with a timeout (an rpcrequest would block it while the host
+            // is stopped or busy); the reply comes back as a notification.
+            "call" => match call_args(&args) {
+                Ok((id, method)) => {
+                    let reply = match self.reply(&method) {
+                        Ok(v) => vec![Value::from(id), v, Value::Nil],
+                        Err(e) => vec![Value::from(id), Value::Nil, e],
+                    };
+                    let params = vec![Value::from(REPLY_LUA), Value::Array(reply)];
+                    if let Err(e) = self.outbox.notify("nvim_exec_lua", params) {
+                        error!("cannot send a reply to Neovim: {e}");
+                    }
+                }
+                Err(e) => self.bad_input(&e),
+            },
             // Neovim reports a failed notification of ours this way.
-            "nvim_error_event" => error!("Neovim rejected an answer: {args:?}"),
+            // Its message can quote the answer (buffer text): not logged.
+            "nvim_error_event" => error!(
+                "Neovim rejected a notification of ours (error type {})",
+                args.first().and_then(Value::as_i64).unwrap_or(-1)
+            ),
             other => self.bad_input(&format!("unknown notification `{other}`; {METHODS}")),
         }
     }
@@ -84,11 +110,18 @@ impl Handler for Host {
         _args: Vec<Value>,
         _nvim: Neovim<Writer>,
     ) -> Result<Value, Value> {
-        match name.as_str() {
+        self.reply(&name)
+    }
+}
+
+impl Host {
+    /// The answer to request `name` (its arguments, if any, are ignored).
+    fn reply(&self, name: &str) -> Result<Value, Value> {
+        match name {
             // Does nothing on purpose: the round-trip floor for benchmarks.
             "ping" => Ok(map(vec![("now_us", Value::from(now_us()))])),
             "status" => Ok(self.status()),
-            "predict" | "accepted" | "forget" | "echo" => {
+            "predict" | "accepted" | "forget" | "echo" | "call" => {
                 let e = format!("`{name}` is a notification (use rpcnotify), not a request");
                 self.bad_input(&e);
                 Err(Value::from(e))
@@ -100,9 +133,7 @@ impl Handler for Host {
             }
         }
     }
-}
 
-impl Host {
     fn bad_input(&self, message: &str) {
         Stats::bump(&self.stats.bad_input);
         warn!("bad input: {message}");

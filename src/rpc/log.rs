@@ -56,6 +56,24 @@ pub fn write(level: Level, args: std::fmt::Arguments) {
     let _ = writeln!(err, "{} {}", level.name(), msg);
 }
 
+/// Logs every panic by its place only: a panic's message can quote the
+/// text it was given (buffer text), which must never reach the log.
+pub fn log_panics_without_text() {
+    std::panic::set_hook(Box::new(|info| {
+        let place = info
+            .location()
+            .map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
+        let thread = std::thread::current();
+        write(
+            Level::Error,
+            format_args!(
+                "panic in thread {}{place} (message withheld: it may quote buffer text)",
+                thread.name().unwrap_or("unnamed")
+            ),
+        );
+    }));
+}
+
 macro_rules! log_error { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Error, format_args!($($t)*)) } }
 macro_rules! log_warn { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Warn, format_args!($($t)*)) } }
 macro_rules! log_info { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Info, format_args!($($t)*)) } }

@@ -29,6 +29,7 @@ pub fn serve(args: ServeArgs) -> i32 {
     }
     log::set_level(args.log_level);
     args.simd.apply();
+    log::log_panics_without_text();
     stats::now_us(); // starts the host clock
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -96,6 +97,9 @@ async fn run(args: ServeArgs) -> i32 {
         stats: stats.clone(),
         info: info.clone(),
         test_delay: delay,
+        test_panic: std::env::var("LAYA_TEST_PANIC")
+            .ok()
+            .filter(|s| !s.is_empty()),
         next_keys: !args.no_next_keys,
     };
     if let Err(e) = decider.spawn() {
@@ -107,6 +111,7 @@ async fn run(args: ServeArgs) -> i32 {
         stats,
         info,
         backend_asked: args.backend.as_str().to_string(),
+        outbox: outbox.clone(),
     };
     info!(
         "laya {} serving (pid {})",

@@ -90,6 +90,20 @@ pub fn forget_args(args: &[Value]) -> Result<u64, String> {
     }
 }
 
+/// `call(id, method)`: a request sent as a notification (see the handler).
+pub fn call_args(args: &[Value]) -> Result<(u64, String), String> {
+    match args {
+        [id, method] => Ok((
+            uint(id, "call id")?,
+            keep_head(text(method, "call method")?, MAX_FILETYPE_BYTES),
+        )),
+        _ => Err(format!(
+            "call: expected 2 arguments (id, method), got {}",
+            args.len()
+        )),
+    }
+}
+
 fn uint(v: &Value, name: &str) -> Result<u64, String> {
     v.as_u64()
         .ok_or_else(|| format!("{name}: expected a non-negative integer, got {}", kind(v)))
