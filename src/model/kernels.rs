@@ -16,6 +16,10 @@ pub fn set_simd_ceiling(widest: Simd) {
 }
 
 /// The instruction set the kernels use, detected once.
+///
+/// The safe entry points below trust it: a value other than `Portable`
+/// must come from `Simd::detect` (or a test that checked the CPU), never
+/// be built by hand on a CPU that may lack the features.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Simd {
     /// AVX2 + FMA, and for int8 matrices AVX-512 VNNI (`vpdpwssd`).
@@ -88,7 +92,7 @@ pub fn matvec_bf16(simd: Simd, w: &[u16], x: &[f32], out: &mut [f32]) {
     assert_eq!(w.len(), cols * out.len());
     #[cfg(target_arch = "x86_64")]
     if simd.avx2() {
-        // SAFETY: as above.
+        // SAFETY: AVX2 and FMA were detected at run time; lengths checked above.
         unsafe { avx2::matvec_bf16(w, x, out) };
         return;
     }
@@ -127,7 +131,8 @@ pub fn matvec_i8(simd: Simd, q: &[i8], scale: &[f32], xq: &[i16], xscale: f32, o
     assert_eq!(scale.len(), out.len());
     #[cfg(target_arch = "x86_64")]
     if simd.avx2() {
-        // SAFETY: as above.
+        // SAFETY: AVX2 and FMA (and for `Avx512Vnni` the AVX-512 features)
+        // were detected at run time; lengths checked above.
         unsafe {
             if simd == Simd::Avx512Vnni {
                 avx512::matvec_i8(q, xq, out)
@@ -309,6 +314,14 @@ mod avx2 {
         _mm256_or_ps(t, _mm256_and_ps(x, sign))
     }
 
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and FMA (checked at run time with
+    /// `is_x86_feature_detected!`, as `Simd::detect` does); otherwise the
+    /// instructions are undefined behaviour.
+    /// `gx`, `gh` and `b` must hold `3 * h.len()` elements and `bhn` and
+    /// `h_out` `h.len()`: the vector loads are not bounds-checked. No
+    /// alignment is required (unaligned loads and stores).
     pub unsafe fn gru_update(
         gx: &[f32],
         gh: &[f32],
@@ -351,6 +364,13 @@ mod avx2 {
         gru_update_portable(gx, gh, b, bhn, h, h_out, body);
     }
 
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and FMA (checked at run time with
+    /// `is_x86_feature_detected!`, as `Simd::detect` does); otherwise the
+    /// instructions are undefined behaviour.
+    /// Any lengths are fine (every vector load is of an 8-element chunk);
+    /// no alignment is required.
     pub unsafe fn quantize_i16(x: &[f32], q: &mut Vec<i16>) -> f32 {
         quantize_i16_inner(x, q)
     }
@@ -398,6 +418,13 @@ mod avx2 {
     }
 
     /// The largest value, NaNs ignored (as `f32::max` does); -inf if none.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 (checked at run time with
+    /// `is_x86_feature_detected!`, as `Simd::detect` does); otherwise the
+    /// instructions are undefined behaviour.
+    /// Any length is fine; no alignment is required.
     pub unsafe fn max(v: &[f32]) -> f32 {
         max_inner(v)
     }
@@ -420,6 +447,14 @@ mod avx2 {
             .fold(f32::NEG_INFINITY, f32::max)
     }
 
+    /// `v[i] = exp(v[i] - max)` in place; returns the sum.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and FMA (checked at run time with
+    /// `is_x86_feature_detected!`, as `Simd::detect` does); otherwise the
+    /// instructions are undefined behaviour.
+    /// Any length is fine; no alignment is required.
     pub unsafe fn exp_shifted(v: &mut [f32], max: f32) -> f32 {
         exp_shifted_inner(v, max)
     }
@@ -451,6 +486,14 @@ mod avx2 {
     /// kernel is compiled inside its own `target_feature` function.
     macro_rules! matvec_kernel {
         ($name:ident, $t:ty, $load:expr, $scalar:expr) => {
+            /// `out[i] = w[i,:] · x`, `w` row-major with `x.len()` columns.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must support AVX2 and FMA (checked at run time).
+            /// `w.len()` must be at least `x.len() * out.len()`: rows are
+            /// read through raw pointers without bounds checks. No
+            /// alignment is required.
             #[target_feature(enable = "avx2,fma")]
             pub unsafe fn $name(w: &[$t], x: &[f32], out: &mut [f32]) {
                 let cols = x.len();
@@ -509,6 +552,12 @@ mod avx2 {
         };
     }
 
+    /// Eight bf16 values at `p`, widened to f32.
+    ///
+    /// # Safety
+    ///
+    /// AVX2 and FMA as for the kernels; `p` must be valid for reading 8
+    /// `u16` (16 bytes), with any alignment.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn load_bf16(p: *const u16) -> __m256 {
@@ -516,6 +565,12 @@ mod avx2 {
         _mm256_castsi256_ps(_mm256_slli_epi32(v, 16))
     }
 
+    /// Eight f32 values at `p`.
+    ///
+    /// # Safety
+    ///
+    /// AVX2 and FMA as for the kernels; `p` must be valid for reading 8
+    /// `f32` (32 bytes), with any alignment.
     #[inline]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn load_f32(p: *const f32) -> __m256 {
@@ -537,6 +592,15 @@ mod avx2 {
 
     /// Raw i32 dot products (as f32) of int8 rows with an i16 vector; the
     /// caller applies the scales. 16 columns per madd.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and FMA (checked at run time with
+    /// `is_x86_feature_detected!`, as `Simd::detect` does); otherwise the
+    /// instructions are undefined behaviour.
+    /// `q.len()` must be at least `xq.len() * out.len()`: rows are read
+    /// through raw pointers without bounds checks. No alignment is
+    /// required.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn matvec_i8(q: &[i8], xq: &[i16], out: &mut [f32]) {
         let cols = xq.len();
@@ -594,6 +658,13 @@ mod avx512 {
     use super::*;
 
     /// As `avx2::matvec_i8`, 32 columns per `vpdpwssd` (multiply i16 pairs and accumulate in i32).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX-512F, AVX-512BW, AVX-512 VNNI, AVX2 and FMA
+    /// (checked at run time by `Simd::detect`). `q.len()` must be at least
+    /// `xq.len() * out.len()`: rows are read through raw pointers without
+    /// bounds checks. No alignment is required.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
     pub unsafe fn matvec_i8(q: &[i8], xq: &[i16], out: &mut [f32]) {
         let cols = xq.len();
