@@ -144,6 +144,7 @@ fn predict(a: &PredictArgs) -> i32 {
         before: &text,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: a.k,
         seen_last: false,
     });

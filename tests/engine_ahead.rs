@@ -53,6 +53,7 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> Vec<(String, u32)> {
         before,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: 3,
         seen_last: false,
     })

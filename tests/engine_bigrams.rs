@@ -15,6 +15,7 @@ fn top(e: &mut Engine, before: &str) -> String {
         before,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: 3,
         seen_last: false,
     });

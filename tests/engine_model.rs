@@ -319,6 +319,7 @@ fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
         before: "fn main() {\n    let x = the",
         after: "",
         filetype: "rust",
+        kind: Default::default(),
         k: 3,
         seen_last: false,
     };

@@ -15,6 +15,7 @@ fn candidates(e: &mut Engine, before: &str) -> Vec<(String, f32)> {
         before,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: 3,
         seen_last: false,
     });

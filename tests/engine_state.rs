@@ -60,6 +60,7 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> (Vec<(String, u32)>, usize,
         before,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: 5,
         seen_last: false,
     });

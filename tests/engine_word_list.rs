@@ -20,6 +20,7 @@ fn req(before: &str) -> Request<'_> {
         before,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: 3,
         seen_last: false,
     }

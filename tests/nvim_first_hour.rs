@@ -327,3 +327,58 @@ async fn status_while_disabled_and_the_restart_log_say_what_happens() {
     assert!(!log.contains("3 of 2"), "{log}");
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kind_of_text_at_the_cursor_comes_from_the_syntax() {
+    let s = Session::start("first-syntax").await;
+    s.command("enew").await;
+    s.command("setfiletype c").await;
+    s.set_lines(&[
+        "int main(int argc, char **argv) {",
+        "  /* a comment here */",
+        "  printf(\"usage: %s f",
+    ])
+    .await;
+    let at = |row: i64, col: i64| {
+        format!(
+            "return require('laya.syntax').at(vim.api.nvim_get_current_buf(), {row}, {col}, 'c')"
+        )
+    };
+    assert_eq!(s.lua(&at(1, 12)).await, "code");
+    assert_eq!(s.lua(&at(2, 12)).await, "comment");
+    assert_eq!(s.lua(&at(3, 20)).await, "string");
+    s.command("setfiletype markdown").await;
+    assert_eq!(
+        s.lua("return require('laya.syntax').at(0, 1, 5, vim.bo.filetype)")
+            .await,
+        "prose"
+    );
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_next_word_after_a_closing_paren_brings_its_space() {
+    let s = Session::start("first-separator").await;
+    s.command("enew").await;
+    s.command("setfiletype python").await;
+    s.input("iimport os<CR><CR>with open(path)").await;
+    // Every candidate, ghost and menu alike, starts with the space.
+    let items = s
+        .wait_for("candidates after the paren", || async {
+            let v = s
+                .lua("return vim.tbl_map(function(i) return i.word end, require('laya').candidates())")
+                .await;
+            let v: Vec<String> = serde_json::from_value(v).ok()?;
+            (!v.is_empty() && s.cursor().await == (3, 15)).then_some(v)
+        })
+        .await;
+    assert!(items.iter().all(|w| w.starts_with(' ')), "{items:?}");
+    let ghost = s.wait_ghost_starting(" ").await;
+    s.input("<Tab>").await;
+    let want = format!("with open(path){ghost}");
+    s.wait_for("the accepted ghost with its space", || async {
+        (s.lines().await[2] == want).then_some(())
+    })
+    .await;
+    s.quit().await;
+}

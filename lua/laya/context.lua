@@ -1,6 +1,8 @@
 --- laya.context: what one keystroke sends — the text before the cursor
 --- (bounded by context.max_bytes / max_lines), the rest of the line after it,
---- the filetype, and the seq that later tells a fresh answer from a stale one.
+--- the filetype, the kind of text at the cursor (laya.syntax: prose,
+--- comment, string or code), and the seq that later tells a fresh answer
+--- from a stale one.
 ---
 --- At InsertCharPre the typed char is not in the buffer yet (and changedtick
 --- is from before it), so the context is read with v:char applied. The
@@ -41,7 +43,8 @@ function M.state(typed)
   if typed and typed ~= '' then
     head = head .. typed
   end
-  return { buf = buf, row = cursor[1], col = #head, head = head, rest = rest }
+  -- cur: the cursor's byte column in the buffer (without `typed`).
+  return { buf = buf, row = cursor[1], col = #head, cur = cursor[2], head = head, rest = rest }
 end
 
 function M.same(a, b)
@@ -59,6 +62,7 @@ function M.build(state)
     before = table.concat(lines, '\n')
   end
   seq = seq + 1
+  local filetype = vim.api.nvim_get_option_value('filetype', { buf = state.buf })
   return {
     buf = state.buf,
     row = state.row,
@@ -68,7 +72,8 @@ function M.build(state)
     tick = vim.api.nvim_buf_get_changedtick(state.buf),
     before = tail(before, o.max_bytes),
     after = state.rest:sub(1, 256),
-    filetype = vim.api.nvim_get_option_value('filetype', { buf = state.buf }),
+    filetype = filetype,
+    syntax = require('laya.syntax').at(state.buf, state.row, state.cur or state.col, filetype),
   }
 end
 

@@ -191,7 +191,8 @@ function M.predict(ctx)
     ctx.before,
     ctx.after,
     ctx.filetype,
-    ctx.seen == true
+    ctx.seen == true,
+    ctx.syntax
   )
 end
 

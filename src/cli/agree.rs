@@ -73,6 +73,7 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
                     before,
                     after: "",
                     filetype: "",
+                    kind: Default::default(),
                     k: 3,
                     seen_last: false,
                 };

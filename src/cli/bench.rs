@@ -101,6 +101,7 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
             before,
             after: "",
             filetype: "",
+            kind: Default::default(),
             k,
             // Every answer read, as by METRICS.md's user: words typed past
             // give way (the costlier path).

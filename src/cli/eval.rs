@@ -189,6 +189,7 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
                         before,
                         after: "",
                         filetype: "",
+                        kind: Default::default(),
                         k: s.k,
                         seen_last: true,
                     });

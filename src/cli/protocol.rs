@@ -3,6 +3,7 @@
 //! is its own buffer; `reset` forgets it.
 
 use super::EngineArgs;
+use crate::engine::kind::TextKind;
 use crate::engine::{Engine, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -24,6 +25,10 @@ struct Line<'a> {
     k: Option<usize>,
     #[serde(default)]
     reset: bool,
+    /// What the cursor is in: `prose`, `comment`, `string` or `code`
+    /// (optional; the editor sends it with each keystroke).
+    #[serde(default, borrow)]
+    syntax: Cow<'a, str>,
     /// `learn` requests: the user's earlier writing.
     #[serde(default, borrow)]
     text: Cow<'a, str>,
@@ -133,6 +138,7 @@ fn answer(
         before: &req.context,
         after: "",
         filetype: "",
+        kind: TextKind::parse(&req.syntax),
         k: req.k.unwrap_or(3),
         seen_last: true,
     });

@@ -4,6 +4,7 @@ use super::context::BufferContext;
 use super::corrections::Fixes;
 use super::dist::Dist;
 use super::give_way::TypedPast;
+use super::kind::TextKind;
 
 /// Ghost continuation computed for (context version, accepted word).
 pub(crate) struct Continuation {
@@ -25,6 +26,8 @@ pub(crate) struct BufferEntry {
     pub serial: u64,
     /// Top candidates of the current word the user typed past.
     pub typed_past: Option<TypedPast>,
+    /// The kind of text at the cursor in the last request.
+    pub kind: TextKind,
 }
 
 impl BufferEntry {
@@ -37,6 +40,7 @@ impl BufferEntry {
             best: None,
             serial,
             typed_past: None,
+            kind: TextKind::Unknown,
         }
     }
 

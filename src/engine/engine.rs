@@ -10,6 +10,7 @@ use super::give_way::TypedPast;
 use super::load;
 use super::next_keys::{is_one_word, word_ending_here};
 use super::options::{EngineInfo, EngineOptions};
+use super::separator;
 use super::word_cache::{WordCache, MAX_USER_WORDS};
 use super::word_list::WordList;
 use super::{Candidate, Prediction, Request};
@@ -102,6 +103,7 @@ impl Engine {
             before: "The quick brown fox jumps over the lazy dog.\nfn main() {\n    let x",
             after: "",
             filetype: "",
+            kind: Default::default(),
             k: 3,
             seen_last: false,
         };
@@ -178,6 +180,7 @@ impl Engine {
     fn predict_in(&mut self, entry: &mut BufferEntry, req: &Request) -> Prediction {
         let (context, prefix) = split_prefix(req.before);
         let k = req.k.max(1);
+        entry.kind = req.kind;
         // The context's tokens and model state, and the model's distribution there.
         let neural = self.update_context(entry, context);
         // The top candidates of this word the user saw and typed past.
@@ -188,11 +191,15 @@ impl Engine {
         self.offer_corrections(entry, prefix, k, &mut ranked);
         // Ghost text and its continuation.
         let ghost = self.ghost(entry, prefix, &ranked.candidates);
-        let pred = Prediction {
+        let mut pred = Prediction {
             prefix: prefix.to_string(),
             candidates: ranked.candidates,
             ghost,
         };
+        // A next word brings the space it needs after `)`, `=`, `,` ….
+        if prefix.is_empty() {
+            separator::add(&mut pred, separator::before_word(context, req.kind));
+        }
         // For the next keystroke: what may give way, what to think ahead over.
         entry.typed_past = Some(TypedPast::after(entry.ctx.version, &pred, passed));
         entry.best = self.word_to_think_over(entry, prefix, likeliest.as_ref(), &pred, neural);

@@ -5,6 +5,7 @@
 
 use super::buffer::BufferEntry;
 use super::options::GiveWay;
+use super::rank::by_kind::{prefer_words, WORDY_EXTRA};
 use super::rank::Ranked;
 use super::{Candidate, Engine, Prediction};
 
@@ -75,7 +76,24 @@ impl Engine {
         k: usize,
         passed: &[String],
     ) -> (Ranked, Option<Candidate>) {
-        let ranked = self.rank(entry, prefix, k + passed.len());
+        // In prose, comments and strings identifier-shaped words lose most
+        // of their score: a few more are ranked so that words can move up.
+        let wordy = entry.kind.is_wordy() && self.opts.tuning.code_in_words < 1.0;
+        let mut ranked = self.rank(
+            entry,
+            prefix,
+            k + passed.len() + if wordy { WORDY_EXTRA } else { 0 },
+        );
+        if wordy {
+            let t = &self.opts.tuning;
+            ranked = prefer_words(
+                ranked,
+                entry.kind,
+                t.code_in_words,
+                t.length_weight,
+                k + passed.len(),
+            );
+        }
         let likeliest = (!passed.is_empty())
             .then(|| ranked.candidates.first().cloned())
             .flatten();

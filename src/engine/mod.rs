@@ -33,10 +33,12 @@ mod dist;
 mod engine;
 mod ghost;
 mod give_way;
+pub mod kind;
 mod load;
 mod next_keys;
 mod options;
 mod rank;
+pub mod separator;
 pub mod word_cache;
 pub mod word_list;
 
@@ -78,6 +80,8 @@ pub struct Request<'a> {
     /// Rest of the cursor's line after the cursor.
     pub after: &'a str,
     pub filetype: &'a str,
+    /// Prose, comment, string or code at the cursor (the editor's syntax).
+    pub kind: kind::TextKind,
     /// Number of candidates wanted.
     pub k: usize,
     /// The user had seen the previous answer for this buffer when typing

@@ -41,6 +41,7 @@ pub fn request<'a>(id: u64, text: &'a str, at: usize, language: &'a str) -> Requ
         before: &head[start..],
         after: &rest[..end],
         filetype: language,
+        kind: Default::default(),
         k: CANDIDATES,
         seen_last: false,
     }

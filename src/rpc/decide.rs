@@ -167,6 +167,7 @@ impl Decider {
             before: &p.before,
             after: &p.after,
             filetype: &p.filetype,
+            kind: crate::engine::kind::TextKind::parse(&p.syntax),
             k: CANDIDATES,
             seen_last: p.seen_last,
         };

@@ -158,6 +158,7 @@ mod tests {
                 after: String::new(),
                 filetype: String::new(),
                 seen_last: false,
+                syntax: String::new(),
             },
             recv_us: 0,
             echo,

@@ -13,7 +13,7 @@ pub const MAX_BEFORE_BYTES: usize = 16 * 1024;
 pub const MAX_AFTER_BYTES: usize = 1024;
 const MAX_FILETYPE_BYTES: usize = 64;
 
-/// `predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen])`.
+/// `predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen[, syntax]])`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PredictParams {
     pub buffer: u64,
@@ -28,16 +28,19 @@ pub struct PredictParams {
     /// The user had the previous answer's ghost text on screen long enough
     /// to read it before this key (optional; false when absent).
     pub seen_last: bool,
+    /// What the cursor is in, the editor's word for it (`prose`, `comment`,
+    /// `string`, `code`; optional, empty when absent).
+    pub syntax: String,
 }
 
 pub const PREDICT_SIGNATURE: &str =
-    "predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen])";
+    "predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen[, syntax]])";
 
 impl PredictParams {
     pub fn from_args(args: &[Value]) -> Result<PredictParams, String> {
-        if args.len() != 7 && args.len() != 8 {
+        if !(7..=9).contains(&args.len()) {
             return Err(format!(
-                "predict: expected 7 or 8 arguments, got {}; {PREDICT_SIGNATURE}",
+                "predict: expected 7 to 9 arguments, got {}; {PREDICT_SIGNATURE}",
                 args.len()
             ));
         }
@@ -60,6 +63,10 @@ impl PredictParams {
                         kind(v)
                     ))
                 }
+            },
+            syntax: match args.get(8) {
+                None | Some(Value::Nil) => String::new(),
+                Some(v) => keep_head(text(v, "syntax")?, MAX_FILETYPE_BYTES),
             },
         })
     }
@@ -197,11 +204,16 @@ mod tests {
         a.pop();
         assert!(PredictParams::from_args(&a)
             .unwrap_err()
-            .contains("expected 7 or 8"));
+            .contains("expected 7 to 9"));
         let mut a = good();
         a.push(Value::from(true));
         assert!(PredictParams::from_args(&a).unwrap().seen_last);
         assert!(!PredictParams::from_args(&good()).unwrap().seen_last);
+        a.push(Value::from("comment"));
+        assert_eq!(PredictParams::from_args(&a).unwrap().syntax, "comment");
+        a[8] = Value::from(3);
+        assert!(PredictParams::from_args(&a).unwrap_err().contains("syntax"));
+        a.pop();
         a[7] = Value::from(1);
         assert!(PredictParams::from_args(&a).unwrap_err().contains("seen"));
         let mut a = good();

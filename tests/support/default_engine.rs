@@ -40,6 +40,7 @@ pub fn request(buffer: u64, before: &str, seen_last: bool) -> Request<'_> {
         before,
         after: "",
         filetype: "",
+        kind: Default::default(),
         k: 3,
         seen_last,
     }

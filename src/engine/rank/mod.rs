@@ -2,6 +2,7 @@
 //! (`sources`) fill a pool of scored words (`pool`), the mixer (`mixer`)
 //! turns it into the best `k`.
 
+pub mod by_kind;
 mod mixer;
 pub mod pool;
 mod sources;
@@ -90,6 +91,7 @@ mod tests {
                 before: &before,
                 after: "",
                 filetype: "",
+                kind: Default::default(),
                 k,
                 seen_last: false,
             };
