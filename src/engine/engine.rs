@@ -393,6 +393,7 @@ mod tests {
             before,
             after: "",
             filetype: "",
+            kind: Default::default(),
             k: 3,
             seen_last: false,
         };
