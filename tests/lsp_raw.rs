@@ -116,14 +116,50 @@ impl Client {
     }
 
     fn open(&mut self, text: &str) {
+        self.open_at(URI, text);
+    }
+
+    fn open_at(&mut self, uri: &str, text: &str) {
         self.notify(
             "textDocument/didOpen",
-            json!({ "textDocument": { "uri": URI, "languageId": "text", "version": 1, "text": text } }),
+            json!({ "textDocument": { "uri": uri, "languageId": "text", "version": 1, "text": text } }),
         );
     }
 
     fn at(line: u32, character: u32) -> Value {
-        json!({ "textDocument": { "uri": URI }, "position": { "line": line, "character": character } })
+        Client::at_in(URI, line, character)
+    }
+
+    fn at_in(uri: &str, line: u32, character: u32) -> Value {
+        json!({ "textDocument": { "uri": uri }, "position": { "line": line, "character": character } })
+    }
+
+    /// The labels of a completion in `uri`, best first, and the inline
+    /// completion's texts there.
+    fn offers(&mut self, uri: &str, line: u32, character: u32) -> (Vec<String>, Vec<String>) {
+        let r = self.call(
+            "textDocument/completion",
+            Client::at_in(uri, line, character),
+        );
+        let texts = |r: &Value, list: &str, field: &str| -> Vec<String> {
+            r["result"][list]
+                .as_array()
+                .unwrap_or_else(|| panic!("{r}"))
+                .iter()
+                .map(|i| i[field].as_str().unwrap().to_string())
+                .collect()
+        };
+        let labels = texts(&r, "items", "label");
+        let mut p = Client::at_in(uri, line, character);
+        p["context"] = json!({ "triggerKind": 2 });
+        let r = self.call("textDocument/inlineCompletion", p);
+        (labels, texts(&r, "items", "insertText"))
+    }
+
+    fn save_and_close(&mut self, uri: &str) {
+        let doc = json!({ "textDocument": { "uri": uri } });
+        self.notify("textDocument/didSave", doc.clone());
+        self.notify("textDocument/didClose", doc);
     }
 
     fn completion(&mut self, line: u32, character: u32) -> Value {
@@ -184,7 +220,8 @@ fn initialize_announces_completion_inline_completion_and_incremental_sync() {
     );
     let caps = &r["result"]["capabilities"];
     assert_eq!(caps["positionEncoding"], "utf-8", "{r}");
-    assert_eq!(caps["textDocumentSync"], 2, "incremental: {r}");
+    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental: {r}");
+    assert_eq!(caps["textDocumentSync"]["save"], true, "{r}");
     assert!(caps["completionProvider"].is_object(), "{r}");
     assert_eq!(caps["inlineCompletionProvider"], true, "{r}");
     c.notify("initialized", json!({}));
@@ -441,6 +478,110 @@ fn malformed_input_gets_an_error_and_the_next_request_is_answered() {
     let last_line = huge.matches('\n').count() as u32;
     c.open(&huge);
     let labels = c.labels(last_line, 4);
+    assert!(labels[0].starts_with("zephyrine"), "{labels:?}");
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn secret_files_get_nothing_and_teach_nothing() {
+    let mut c = Client::initialized();
+    let text = "quokkalike zephyrine quokkalike zephyrine\nthe quokk";
+    let secret = "file:///tmp/x/.env";
+    c.open_at(secret, text);
+    let (labels, inline) = c.offers(secret, 1, 9);
+    assert!(
+        labels.is_empty() && inline.is_empty(),
+        "{labels:?} {inline:?}"
+    );
+    // Typing on in it changes nothing.
+    let change = json!({
+        "range": { "start": { "line": 1, "character": 9 }, "end": { "line": 1, "character": 9 } },
+        "text": "a",
+    });
+    c.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": secret, "version": 2 }, "contentChanges": [change] }),
+    );
+    let (labels, inline) = c.offers(secret, 1, 10);
+    assert!(
+        labels.is_empty() && inline.is_empty(),
+        "{labels:?} {inline:?}"
+    );
+    // Saved and closed, its words are not learnt: a new document does not
+    // offer them.
+    c.save_and_close(secret);
+    let other = "file:///tmp/x/other.txt";
+    c.open_at(other, "the quokk");
+    let (labels, _) = c.offers(other, 0, 9);
+    assert!(
+        !labels.iter().any(|l| l.starts_with("quokkalike")),
+        "{labels:?}"
+    );
+    // The same text in an ordinary file does get them.
+    let notes = "file:///tmp/x/notes.txt";
+    c.open_at(notes, text);
+    let (labels, inline) = c.offers(notes, 1, 9);
+    assert!(labels[0].starts_with("quokkalike"), "{labels:?}");
+    assert!(inline[0].starts_with("quokkalike"), "{inline:?}");
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn the_client_may_give_its_own_secret_files() {
+    let mut c = Client::start();
+    let opts = json!({ "disabled_files": ["*.diary"] });
+    let r = c.call(
+        "initialize",
+        json!({ "capabilities": {}, "initializationOptions": opts }),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    c.notify("initialized", json!({}));
+    let text = "quokkalike zephyrine quokkalike\nthe quokk";
+    for (uri, secret) in [
+        ("file:///tmp/x/mine.DIARY", true),
+        ("file:///tmp/x/.env", false),
+    ] {
+        c.open_at(uri, text);
+        let (labels, _) = c.offers(uri, 1, 9);
+        assert_eq!(labels.is_empty(), secret, "{uri}: {labels:?}");
+    }
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn words_of_a_saved_or_closed_document_are_offered_in_others() {
+    let mut c = Client::initialized();
+    let later = "file:///tmp/x/later.txt";
+    c.open_at(later, "the quokk\na zeph");
+    // Nothing of the first document is known yet.
+    let (labels, _) = c.offers(later, 0, 9);
+    assert!(
+        !labels.iter().any(|l| l.starts_with("quokkalike")),
+        "{labels:?}"
+    );
+    let (labels, _) = c.offers(later, 1, 6);
+    assert!(
+        !labels.iter().any(|l| l.starts_with("zephyrine")),
+        "{labels:?}"
+    );
+    // Saved (still open): its words are learnt.
+    let first = "file:///tmp/x/first.txt";
+    c.open_at(first, "The quokkalike hills, the quokkalike valleys.\n");
+    c.notify(
+        "textDocument/didSave",
+        json!({ "textDocument": { "uri": first } }),
+    );
+    let (labels, inline) = c.offers(later, 0, 9);
+    assert!(labels[0].starts_with("quokkalike"), "{labels:?}");
+    assert!(inline[0].starts_with("quokkalike"), "{inline:?}");
+    // Closed without a save: learnt too.
+    let second = "file:///tmp/x/second.md";
+    c.open_at(second, "A zephyrine light, a zephyrine sky.\n");
+    c.notify(
+        "textDocument/didClose",
+        json!({ "textDocument": { "uri": second } }),
+    );
+    let (labels, _) = c.offers(later, 1, 6);
     assert!(labels[0].starts_with("zephyrine"), "{labels:?}");
     assert_eq!(c.finish(), 0);
 }

@@ -18,6 +18,9 @@ pub struct Document {
     pub language: String,
     pub version: i32,
     pub text: String,
+    /// Hash of the text last given to the engine to learn, so that saving
+    /// or closing an unchanged document does not count its words again.
+    pub learnt: Option<u64>,
 }
 
 #[derive(Default)]
@@ -39,6 +42,7 @@ impl Documents {
             language: language.to_string(),
             version,
             text,
+            learnt: None,
         };
         self.open.insert(uri.to_string(), doc).map(|d| d.id)
     }
@@ -49,6 +53,10 @@ impl Documents {
 
     pub fn get(&self, uri: &str) -> Option<&Document> {
         self.open.get(uri)
+    }
+
+    pub fn get_mut(&mut self, uri: &str) -> Option<&mut Document> {
+        self.open.get_mut(uri)
     }
 
     /// Applies didChange's edits in order. An edit out of range stops there

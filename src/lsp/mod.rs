@@ -10,6 +10,7 @@
 
 mod answer;
 mod documents;
+mod privacy;
 mod server;
 mod transport;
 

@@ -3,21 +3,28 @@
 //! this thread. Messages arrive from the reader thread through a channel;
 //! before answering a completion, the ones already waiting are looked at,
 //! so a cancelled or superseded request costs no engine call.
+//!
+//! Secret files (`privacy`) are neither kept, predicted in nor learnt from.
+//! Other documents' words are learnt (the user's history, shared by every
+//! document of the session) when they are saved and when they are closed.
 
 use super::answer;
 use super::documents::{offset, Documents, Encoding};
+use super::privacy::SecretFiles;
 use super::transport::{self, Frame};
 use crate::engine::{Engine, Prediction};
 use crate::rpc::log::{debug, error, info, warn};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
     CompletionOptions, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, InitializeParams, InitializeResult, OneOf, PositionEncodingKind,
-    ServerCapabilities, ServerInfo, TextDocumentPositionParams, TextDocumentSyncCapability,
-    TextDocumentSyncKind,
+    DidOpenTextDocumentParams, DidSaveTextDocumentParams, InitializeParams, InitializeResult,
+    OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo, TextDocumentPositionParams,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions,
 };
 use serde::de::DeserializeOwned;
 use std::collections::{HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::Receiver;
@@ -35,6 +42,7 @@ enum Phase {
 pub struct Server<W: Write> {
     engine: Engine,
     docs: Documents,
+    secrets: SecretFiles,
     enc: Encoding,
     phase: Phase,
     out: W,
@@ -52,6 +60,7 @@ impl<W: Write> Server<W> {
         Server {
             engine,
             docs: Documents::default(),
+            secrets: SecretFiles::default(),
             enc: Encoding::Utf16,
             phase: Phase::Starting,
             out,
@@ -149,6 +158,7 @@ impl<W: Write> Server<W> {
             Ok(p) => p,
             Err(why) => return self.fail(r.id, ErrorCode::InvalidParams, why),
         };
+        self.secrets = SecretFiles::from_options(params.initialization_options.as_ref());
         let utf8 = params
             .capabilities
             .general
@@ -174,8 +184,13 @@ impl<W: Write> Server<W> {
             } else {
                 PositionEncodingKind::UTF16
             }),
-            text_document_sync: Some(TextDocumentSyncCapability::Kind(
-                TextDocumentSyncKind::INCREMENTAL,
+            text_document_sync: Some(TextDocumentSyncCapability::Options(
+                TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                    ..TextDocumentSyncOptions::default()
+                },
             )),
             completion_provider: Some(CompletionOptions {
                 trigger_characters: Some(triggers),
@@ -204,6 +219,7 @@ impl<W: Write> Server<W> {
         let outcome = match n.method.as_str() {
             "textDocument/didOpen" => parse(&n.params).map(|p| self.did_open(p)),
             "textDocument/didChange" => parse(&n.params).map(|p| self.did_change(p)),
+            "textDocument/didSave" => parse(&n.params).map(|p| self.did_save(p)),
             "textDocument/didClose" => parse(&n.params).map(|p| self.did_close(p)),
             "$/cancelRequest" => parse::<lsp_types::CancelParams>(&n.params).map(|p| {
                 let id = match p.id {
@@ -224,6 +240,9 @@ impl<W: Write> Server<W> {
 
     fn did_open(&mut self, p: DidOpenTextDocumentParams) {
         let d = p.text_document;
+        if self.secrets.matches(d.uri.as_str()) {
+            return debug!("{} is a secret file: not kept", d.uri.as_str());
+        }
         if let Some(old) = self
             .docs
             .open(d.uri.as_str(), &d.language_id, d.version, d.text)
@@ -234,6 +253,9 @@ impl<W: Write> Server<W> {
 
     fn did_change(&mut self, p: DidChangeTextDocumentParams) {
         let d = p.text_document;
+        if self.secrets.matches(d.uri.as_str()) {
+            return;
+        }
         if let Err(e) = self
             .docs
             .change(d.uri.as_str(), d.version, p.content_changes, self.enc)
@@ -242,9 +264,34 @@ impl<W: Write> Server<W> {
         }
     }
 
+    fn did_save(&mut self, p: DidSaveTextDocumentParams) {
+        self.learn(p.text_document.uri.as_str());
+    }
+
     fn did_close(&mut self, p: DidCloseTextDocumentParams) {
-        if let Some(doc) = self.docs.close(p.text_document.uri.as_str()) {
+        let uri = p.text_document.uri.as_str();
+        self.learn(uri);
+        if let Some(doc) = self.docs.close(uri) {
             self.engine.forget(doc.id);
+        }
+    }
+
+    /// The engine learns the words of open document `uri` (never a secret
+    /// file: those are not kept), unless it learnt this very text already.
+    fn learn(&mut self, uri: &str) {
+        let Some(doc) = self.docs.get_mut(uri) else {
+            return;
+        };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        doc.text.hash(&mut h);
+        let hash = h.finish();
+        if doc.learnt == Some(hash) {
+            return;
+        }
+        doc.learnt = Some(hash);
+        let (engine, text) = (&mut self.engine, &doc.text);
+        if catch_unwind(AssertUnwindSafe(|| engine.learn(text))).is_err() {
+            error!("engine panicked in learn");
         }
     }
 
@@ -308,6 +355,9 @@ impl<W: Write> Server<W> {
         pos: lsp_types::Position,
         stale: bool,
     ) -> Result<Prediction, (ErrorCode, String)> {
+        if self.secrets.matches(uri) {
+            return Ok(Prediction::default());
+        }
         let doc = self
             .docs
             .get(uri)
