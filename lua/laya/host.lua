@@ -110,6 +110,12 @@ function H.on_stderr(_, data)
   -- Chunks split lines anywhere: the last element is a partial line.
   data[1] = H.stderr_tail .. data[1]
   H.stderr_tail = table.remove(data)
+  -- A line not ended yet keeps only its head (the log cuts it there anyway),
+  -- so one huge line never builds a huge string here.
+  local keep = require('laya.log').LINE_MAX + 1
+  if #H.stderr_tail > keep then
+    H.stderr_tail = H.stderr_tail:sub(1, keep)
+  end
   for _, line in ipairs(data) do
     require('laya.log').host_line(line)
   end

@@ -58,7 +58,10 @@ impl WordList {
             let Some((word, count, next)) = parse_line(body.as_bytes(), at) else {
                 let n = 2 + body[..at].bytes().filter(|&b| b == b'\n').count();
                 let line = body[at..].lines().next().unwrap_or("");
-                bail!("line {n}: expected word<TAB>count, found {line:?}");
+                // Only the line's head: a bad line can be any length.
+                let head: String = line.chars().take(60).collect();
+                let more = if head.len() < line.len() { "…" } else { "" };
+                bail!("line {n}: expected word<TAB>count, found {head:?}{more}");
             };
             listed += count as u64;
             words.push((&body[at..word], count));

@@ -100,7 +100,10 @@ impl Handler for Host {
                 "Neovim rejected a notification of ours (error type {})",
                 args.first().and_then(Value::as_i64).unwrap_or(-1)
             ),
-            other => self.bad_input(&format!("unknown notification `{other}`; {METHODS}")),
+            other => self.bad_input(&format!(
+                "unknown notification `{}`; {METHODS}",
+                name_head(other)
+            )),
         }
     }
 
@@ -112,6 +115,20 @@ impl Handler for Host {
     ) -> Result<Value, Value> {
         self.reply(&name)
     }
+}
+
+/// The head of an unknown method name, for a log line or an error: a name
+/// can be any length (a 100 MB name must not become a 100 MB line).
+fn name_head(name: &str) -> String {
+    const HEAD: usize = 40;
+    if name.len() <= HEAD {
+        return name.to_string();
+    }
+    let mut end = HEAD;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &name[..end], name.len())
 }
 
 impl Host {
@@ -127,7 +144,7 @@ impl Host {
                 Err(Value::from(e))
             }
             other => {
-                let e = format!("unknown method `{other}`; {METHODS}");
+                let e = format!("unknown method `{}`; {METHODS}", name_head(other));
                 self.bad_input(&e);
                 Err(Value::from(e))
             }
