@@ -20,8 +20,8 @@ end
 vim.api.nvim_create_user_command('Laya', function(cmd)
   require('laya.commands').run(cmd.fargs)
 end, {
-  nargs = '?',
-  desc = 'Laya: status | enable | disable | toggle | log',
+  nargs = '*',
+  desc = 'Laya: status | enable | disable | toggle | log | learn [path] | forget [word]',
   complete = function(arglead)
     return require('laya.commands').complete(arglead)
   end,

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod learn;
 pub mod lsp;
 pub mod math;
 pub mod model;

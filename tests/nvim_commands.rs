@@ -35,7 +35,7 @@ async fn laya_status_enable_disable_toggle_log_and_completion() {
         .await;
     assert_eq!(
         c,
-        serde_json::json!(["status", "enable", "disable", "toggle", "log"])
+        serde_json::json!(["status", "enable", "disable", "toggle", "log", "learn", "forget"])
     );
     let c = s
         .lua("return vim.fn.getcompletion('Laya t', 'cmdline')")

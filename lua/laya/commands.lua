@@ -3,7 +3,7 @@
 
 local M = {}
 
-M.subcommands = { 'status', 'enable', 'disable', 'toggle', 'log' }
+M.subcommands = { 'status', 'enable', 'disable', 'toggle', 'log', 'learn', 'forget' }
 
 --- Lines describing the plugin and the host (also used by :checkhealth).
 function M.status_lines()
@@ -26,6 +26,7 @@ function M.status_lines()
   if not host.running() then
     lines[#lines + 1] = laya.is_enabled() and 'Host: not running (it starts on the next InsertEnter)'
       or 'Host: not running (Laya is disabled; :Laya enable starts it again)'
+    vim.list_extend(lines, require('laya.learn').status_lines(nil))
     return lines
   end
   local st, err = host.request('status')
@@ -33,6 +34,7 @@ function M.status_lines()
     lines[#lines + 1] = 'Host: pid ' .. tostring(host.pid) .. ', status request failed: ' .. err
     return lines
   end
+  vim.list_extend(lines, require('laya.learn').status_lines(st))
   local e, c, l = st.engine or {}, st.counters or {}, st.latency or {}
   lines[#lines + 1] = string.format('Host: laya %s, pid %d, up %.1f s', st.version, st.pid, st.uptime_ms / 1000)
   if e.ready then
@@ -75,6 +77,12 @@ function M.run(args)
     laya.disable()
   elseif sub == 'toggle' then
     laya.toggle()
+  elseif sub == 'learn' then
+    require('laya').ensure_setup()
+    require('laya.learn').learn_project(args[2])
+  elseif sub == 'forget' then
+    require('laya').ensure_setup()
+    require('laya.learn').forget(args[2])
   elseif sub == 'log' then
     vim.cmd.split(vim.fn.fnameescape(require('laya.log').path))
   else

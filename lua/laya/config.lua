@@ -155,6 +155,24 @@ M.defaults = {
     -- no CPU between keystrokes (`laya serve --help` lists them).
     args = {},
   },
+  -- Personal learning (:help laya-learn); `learn = false` turns it off.
+  learn = {
+    -- The personal store's folder.
+    dir = vim.fn.stdpath('data') .. '/laya',
+    -- Bound on the store's size in MB (the least used, oldest go first).
+    max_mb = 16,
+    -- Files never learnt from, besides secret files (.env*, *.pem, *.key,
+    -- id_*, ~/.ssh, ~/.gnupg, password stores): globs like '*.secret' or '~/private/*'.
+    deny = {},
+    -- Filetypes not learnt from: { markdown = false }.
+    filetypes = {},
+    -- Learn the current project (:Laya learn) when Neovim starts.
+    on_startup = false,
+    -- Buffers longer than this are not learnt from.
+    max_buffer_lines = 20000,
+    -- Bounds of :Laya learn.
+    project = { max_mb = 20, max_seconds = 120, max_file_kb = 512 },
+  },
   -- 'error' | 'warn' | 'info' | 'debug': the log file is `:Laya log`.
   log_level = 'warn',
 }
@@ -263,6 +281,30 @@ function M.validate(o)
     o.host.max_restarts
   )
   check(LEVELS[o.log_level] == true, 'log_level', "'error', 'warn', 'info' or 'debug'", o.log_level)
+  M.validate_learn(o.learn)
+end
+
+function M.validate_learn(l)
+  check(l == false or type(l) == 'table', 'learn', 'a table or false', l)
+  if l == false then
+    return
+  end
+  local d = M.defaults.learn
+  for k in pairs(l) do
+    if d[k] == nil then
+      error(string.format('laya.setup: unknown option `learn.%s`', tostring(k)), 0)
+    end
+  end
+  check(type(l.dir) == 'string' and l.dir ~= '', 'learn.dir', 'a folder path', l.dir)
+  check(type(l.max_mb) == 'number' and l.max_mb > 0, 'learn.max_mb', 'a number > 0', l.max_mb)
+  check(vim.islist(l.deny), 'learn.deny', 'a list of globs', l.deny)
+  check(type(l.filetypes) == 'table', 'learn.filetypes', 'a table of filetype = false', l.filetypes)
+  check(type(l.on_startup) == 'boolean', 'learn.on_startup', 'a boolean', l.on_startup)
+  check(type(l.max_buffer_lines) == 'number', 'learn.max_buffer_lines', 'a number', l.max_buffer_lines)
+  check(type(l.project) == 'table', 'learn.project', 'a table', l.project)
+  for _, k in ipairs({ 'max_mb', 'max_seconds', 'max_file_kb' }) do
+    check(type(l.project[k]) == 'number' and l.project[k] > 0, 'learn.project.' .. k, 'a number > 0', l.project[k])
+  end
 end
 
 --- Merges `user` over the defaults, validates, and makes it current.
@@ -282,6 +324,9 @@ function M.set(user)
   end
   if user and type(user.accept) == 'table' and user.accept.fallback ~= nil then
     merged.accept.fallback = user.accept.fallback
+  end
+  if user and user.learn == false then
+    merged.learn = false
   end
   M.validate(merged)
   M.options = merged

@@ -53,6 +53,35 @@ function M.check()
     })
   end
 
+  local learn = require('laya.learn')
+  if not learn.enabled() then
+    h.info('learning is off (learn = false)')
+  else
+    local dir = o.learn.dir
+    local store = dir .. '/personal.bin'
+    local st = vim.uv.fs_stat(store)
+    local dst = vim.uv.fs_stat(dir)
+    local function mode(s)
+      return s and string.format('%o', bit.band(s.mode, 511)) or '-'
+    end
+    if st then
+      local msg = string.format(
+        'personal store %s: %.1f KB, permissions dir %s file %s',
+        store,
+        st.size / 1024,
+        mode(dst),
+        mode(st)
+      )
+      if mode(dst) ~= '700' or mode(st) ~= '600' then
+        h.warn(msg, { 'chmod 700 ' .. dir .. ' and chmod 600 ' .. store })
+      else
+        h.ok(msg)
+      end
+    else
+      h.info('personal store ' .. store .. ' (not written yet)')
+    end
+  end
+
   local host = require('laya.host')
   if not host.running() then
     h.info(
@@ -82,6 +111,13 @@ function M.check()
     end
   else
     h.info('engine still loading')
+  end
+  for _, line in ipairs(learn.status_lines(st)) do
+    if line:find('problem') then
+      h.warn(line)
+    else
+      h.info(line)
+    end
   end
   if (l.n or 0) > 0 then
     h.ok(string.format('recent latency in the host (n=%d): p50 %d µs, p99 %d µs', l.n, l.p50_us, l.p99_us))

@@ -60,6 +60,9 @@ function M.start()
     vim.list_extend(cmd, { '--model', o.host.model })
   end
   vim.list_extend(cmd, o.host.args)
+  if o.learn then
+    vim.list_extend(cmd, { '--store', o.learn.dir, '--store-max-mb', tostring(o.learn.max_mb) })
+  end
   H.stopping = false
   local ok, chan = pcall(vim.fn.jobstart, cmd, {
     rpc = true,

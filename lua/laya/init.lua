@@ -31,6 +31,7 @@ function M.setup(opts)
   require('laya.highlight').define()
   require('laya.keymaps').setup()
   H.create_autocmds()
+  require('laya.learn').setup()
   if not config.options.enabled then
     M.disable()
   end
@@ -236,6 +237,7 @@ function H.create_autocmds()
     require('laya.highlight').define()
   end)
   on('VimLeavePre', function()
+    require('laya.learn').flush()
     require('laya.host').stop()
   end)
 end

@@ -94,9 +94,10 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
                 writeln!(out, "{hello}")
             }
             Ok(req) if req.op == "learn" => {
-                // User-level state, as the product learns the user's writing:
-                // it survives `reset`.
-                engine.learn(&req.text);
+                // User-level state, learnt as the host learns the user's
+                // writing (lines that look like secrets left out): it
+                // survives `reset`.
+                engine.learn(&crate::learn::privacy::without_secret_lines(&req.text));
                 writeln!(out, "{{}}")
             }
             Ok(req) => answer(&mut engine, &req, bad_lines, &mut out),

@@ -40,6 +40,17 @@ pub fn keys_before(before: &str) -> [Option<Key>; 2] {
     [Some(one), two]
 }
 
+/// Where the contexts of `keys_before(before)` begin: the previous word's
+/// start and the word before it's, so that `keys_before(&before[start..])`
+/// gives the same key of that order (a stored pair keeps only its context's text).
+pub fn context_starts(before: &str) -> [Option<usize>; 2] {
+    let mut h = 0;
+    let Some(one) = mix_previous_word(before, &mut h) else {
+        return [None, None];
+    };
+    [Some(one), mix_previous_word(&before[..one], &mut h)]
+}
+
 /// FNV-1a step.
 fn mix(h: &mut u64, b: u8) {
     *h ^= b as u64;
@@ -256,6 +267,35 @@ impl BigramCache {
         if let Some((i, w, c)) = u.evicted {
             f.words.insert(i.min(f.words.len()), (w, c));
         }
+    }
+
+    /// Records `count` occurrences of `key → word` at once (loading the
+    /// user's store).
+    pub fn add_count(&mut self, key: Key, word: &str, count: u32) {
+        if count == 0 {
+            return;
+        }
+        self.add(key, word);
+        if let Some(f) = self.keys.get_mut(&key) {
+            if let Some(e) = f.words.iter_mut().find(|(w, _)| &**w == word) {
+                e.1 += count - 1;
+                f.total += count - 1;
+            }
+        }
+    }
+
+    /// Drops every pair that `word` follows, and the pairs after `key`.
+    pub fn remove_word(&mut self, word: &str, key: Option<Key>) {
+        if let Some(k) = key {
+            self.keys.remove(&k);
+        }
+        for f in self.keys.values_mut() {
+            if let Some(i) = f.words.iter().position(|(w, _)| &**w == word) {
+                let (_, c) = f.words.remove(i);
+                f.total -= c;
+            }
+        }
+        self.keys.retain(|_, f| f.total > 0);
     }
 
     /// Drops the least recently used half of the keys.

@@ -37,6 +37,7 @@ pub mod kind;
 mod load;
 mod next_keys;
 mod options;
+mod personal;
 mod rank;
 pub mod separator;
 pub mod word_cache;

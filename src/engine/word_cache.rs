@@ -172,6 +172,43 @@ impl WordCache {
         undo
     }
 
+    /// Records `count` occurrences of `word` at once, as if all made now
+    /// (loading the user's store).
+    pub fn add_count(&mut self, word: &str, count: u32) {
+        if count == 0 {
+            return;
+        }
+        self.add(word);
+        let extra = count - 1;
+        if extra == 0 {
+            return;
+        }
+        let w = ((self.clock - self.base) as f64 / TAU_WORDS).exp() * extra as f64;
+        if let Some(s) = self.stats.get_mut(word) {
+            s.count += extra;
+            s.weight += w;
+            self.total += extra as u64;
+            self.total_weight += w;
+            if s.oov {
+                self.oov_total += extra as u64;
+                self.oov_weight += w;
+            }
+        }
+    }
+
+    /// Forgets `word` entirely.
+    pub fn remove(&mut self, word: &str) {
+        if let Some(s) = self.stats.remove(word) {
+            self.index.remove(&index_key(word));
+            self.total -= s.count as u64;
+            self.total_weight = (self.total_weight - s.weight).max(0.0);
+            if s.oov {
+                self.oov_total -= s.count as u64;
+                self.oov_weight = (self.oov_weight - s.weight).max(0.0);
+            }
+        }
+    }
+
     /// Reverts an `add_undoable`; undos must be applied newest first.
     pub fn undo(&mut self, u: Undo) {
         if self.base != u.base {

@@ -35,6 +35,19 @@ pub struct ServeArgs {
     /// Print the version and exit (:checkhealth laya runs this)
     #[arg(short = 'V', long)]
     pub version: bool,
+    /// The personal store's folder [default: none, what is learnt lives in memory until exit]
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Bound on the personal store's size
+    #[arg(long, value_name = "MB", default_value_t = 16.0, value_parser = positive)]
+    pub store_max_mb: f64,
+}
+
+fn positive(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|m| *m > 0.0 && m.is_finite())
+        .ok_or_else(|| "expected a positive number".to_string())
 }
 
 fn level(s: &str) -> Result<Level, String> {
@@ -42,6 +55,11 @@ fn level(s: &str) -> Result<Level, String> {
 }
 
 impl ServeArgs {
+    /// The personal store's size bound in bytes.
+    pub fn store_max_bytes(&self) -> usize {
+        (self.store_max_mb * (1u64 << 20) as f64) as usize
+    }
+
     /// The ranking constants, `--tune` applied in order.
     pub fn tuning(&self) -> Tuning {
         let mut t = Tuning::default();

@@ -45,6 +45,8 @@ pub struct Decider {
     /// After each answer, work out the answers to the likeliest next keys
     /// and send them too (see `Engine::next_keys`).
     pub next_keys: bool,
+    /// Personal learning and its store.
+    pub learning: super::learning::Learning,
 }
 
 impl Decider {
@@ -54,7 +56,7 @@ impl Decider {
             .spawn(move || self.run())
     }
 
-    fn run(self) {
+    fn run(mut self) {
         let t0 = now_us();
         let mut engine = Engine::new(self.options.clone());
         let engine_info = engine.info();
@@ -71,9 +73,17 @@ impl Decider {
         if let Some(e) = &engine_info.words_error {
             warn!("word list not loaded, predicting without it: {e}");
         }
+        self.learning.load(&mut engine);
         *self.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(engine_info);
 
-        while let Some(work) = self.inbox.take() {
+        loop {
+            // Learnt text is saved a few seconds later even if nothing else comes.
+            while self.learning.has_news() && !self.inbox.wait_for_work(self.learning.until_due()) {
+                self.learning.maybe_save();
+            }
+            let Some(work) = self.inbox.take() else {
+                break;
+            };
             match work {
                 Work::Event(Event::Accepted { buffer, text }) => {
                     self.guarded("accepted", || engine.accepted(buffer, &text));
@@ -81,26 +91,30 @@ impl Decider {
                 Work::Event(Event::Forget { buffer }) => {
                     self.guarded("forget", || engine.forget(buffer));
                 }
+                Work::Event(Event::Learn { text, path }) => {
+                    let l = &mut self.learning;
+                    catch_panic(&self.stats, "learn", || l.learn(&mut engine, &text, &path));
+                }
+                Work::Event(Event::Flush) => self.learning.finish(),
+                Work::Event(Event::ForgetLearnt { word }) => {
+                    let l = &mut self.learning;
+                    catch_panic(&self.stats, "forget", || {
+                        l.forget(&mut engine, word.as_deref())
+                    });
+                }
                 Work::Predict(job) if job.echo => self.echo(job),
                 Work::Predict(job) => self.answer(&mut engine, job),
             }
+            self.learning.maybe_save();
         }
+        self.learning.finish();
         debug!("decision thread done");
     }
 
     /// Runs an engine call; a panic in the engine is logged and counted,
     /// never allowed to take the host down.
     fn guarded<T>(&self, what: &str, f: impl FnOnce() -> T) -> Option<T> {
-        match catch_unwind(AssertUnwindSafe(f)) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                // The panic hook logged where; its message may quote buffer
-                // text and is not logged.
-                Stats::bump(&self.stats.engine_panics);
-                error!("engine panicked in {what}; this request is dropped, the host goes on");
-                None
-            }
-        }
+        catch_panic(&self.stats, what, f)
     }
 
     /// Answers an `echo` exactly as `answer` answers a prediction, with an
@@ -202,6 +216,21 @@ impl Decider {
         self.guarded("think_ahead", || engine.think_ahead(p.buffer));
         if self.next_keys {
             self.send_next_keys(engine, &job, &prediction);
+        }
+    }
+}
+
+/// Runs an engine call; a panic in the engine is logged and counted,
+/// never allowed to take the host down.
+fn catch_panic<T>(stats: &Stats, what: &str, f: impl FnOnce() -> T) -> Option<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            // The panic hook logged where; its message may quote buffer
+            // text and is not logged.
+            Stats::bump(&stats.engine_panics);
+            error!("engine panicked in {what}; this request is dropped, the host goes on");
+            None
         }
     }
 }

@@ -6,9 +6,12 @@
 
 use super::decide::map;
 use super::inbox::{Event, Inbox, Job};
+use super::learning::LearnStatus;
 use super::log::{debug, error, warn};
 use super::outbox::Outbox;
-use super::params::{accepted_args, call_args, forget_args, PredictParams};
+use super::params::{
+    accepted_args, call_args, forget_args, forget_learnt_args, learn_args, PredictParams,
+};
 use super::stats::{clock_origin_us, now_us, Stats};
 use crate::engine::EngineInfo;
 use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
@@ -25,13 +28,14 @@ pub struct Host {
     pub backend_asked: String,
     /// Where `call`'s replies go (as notifications, like the answers).
     pub outbox: Outbox,
+    pub learn: Arc<Mutex<LearnStatus>>,
 }
 
 /// The Lua function that receives the reply to a `call`.
 pub const REPLY_LUA: &str = "require('laya.host').on_reply(...)";
 
 pub const METHODS: &str =
-    "notifications: predict, accepted, forget, echo, call(id, status|ping); requests: status, ping";
+    "notifications: predict, accepted, forget, learn, forget_learnt, flush, echo, call(id, status|ping); requests: status, ping";
 
 #[async_trait::async_trait]
 impl Handler for Host {
@@ -94,6 +98,17 @@ impl Handler for Host {
                 }
                 Err(e) => self.bad_input(&e),
             },
+            "learn" => match learn_args(&args) {
+                Ok((text, path)) => self.inbox.put_event(Event::Learn { text, path }),
+                Err(e) => self.bad_input(&e),
+            },
+            "forget_learnt" => match forget_learnt_args(&args) {
+                Ok(word) => self.inbox.put_event(Event::ForgetLearnt { word }),
+                Err(e) => self.bad_input(&e),
+            },
+            // Save what was learnt now (Neovim is about to exit); status's
+            // learn.flushes counts the saves done this way.
+            "flush" => self.inbox.put_event(Event::Flush),
             // Neovim reports a failed notification of ours this way.
             // Its message can quote the answer (buffer text): not logged.
             "nvim_error_event" => error!(
@@ -138,7 +153,8 @@ impl Host {
             // Does nothing on purpose: the round-trip floor for benchmarks.
             "ping" => Ok(map(vec![("now_us", Value::from(now_us()))])),
             "status" => Ok(self.status()),
-            "predict" | "accepted" | "forget" | "echo" | "call" => {
+            "predict" | "accepted" | "forget" | "learn" | "forget_learnt" | "flush" | "echo"
+            | "call" => {
                 let e = format!("`{name}` is a notification (use rpcnotify), not a request");
                 self.bad_input(&e);
                 Err(Value::from(e))
@@ -178,6 +194,7 @@ impl Host {
                 clock_origin_us().map(Value::from).unwrap_or(Value::Nil),
             ),
             ("engine", engine),
+            ("learn", self.learn_value()),
             (
                 "counters",
                 map(vec![
@@ -216,6 +233,33 @@ impl Host {
                     ("last_us", Value::from(l.last_us)),
                 ]),
             ),
+        ])
+    }
+}
+
+impl Host {
+    /// The personal store as `status` reports it.
+    fn learn_value(&self) -> Value {
+        let s = self.learn.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let opt = |v: Option<Value>| v.unwrap_or(Value::Nil);
+        map(vec![
+            (
+                "path",
+                opt(s.path.map(|p| Value::from(p.display().to_string()))),
+            ),
+            ("bytes", Value::from(s.bytes)),
+            ("words", Value::from(s.words)),
+            (
+                "dir_mode",
+                opt(s.dir_mode.map(|m| Value::from(format!("{m:o}")))),
+            ),
+            (
+                "file_mode",
+                opt(s.file_mode.map(|m| Value::from(format!("{m:o}")))),
+            ),
+            ("load_ms", Value::F64(s.load_ms)),
+            ("flushes", Value::from(s.flushes)),
+            ("error", opt(s.error.map(Value::from))),
         ])
     }
 }

@@ -32,8 +32,24 @@ type SlotKey = (u64, bool);
 /// Feedback that must reach the engine in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Accepted { buffer: u64, text: String },
-    Forget { buffer: u64 },
+    Accepted {
+        buffer: u64,
+        text: String,
+    },
+    Forget {
+        buffer: u64,
+    },
+    /// Text the user wrote (a saved or edited buffer; `path` its file).
+    Learn {
+        text: String,
+        path: String,
+    },
+    /// Forget one learnt word, or everything learnt (`None`).
+    ForgetLearnt {
+        word: Option<String>,
+    },
+    /// Save what was learnt now (Neovim is about to exit).
+    Flush,
 }
 
 #[derive(Debug)]

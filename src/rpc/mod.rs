@@ -8,6 +8,7 @@ pub mod args;
 pub mod decide;
 pub mod handler;
 pub mod inbox;
+pub mod learning;
 pub mod log;
 pub mod outbox;
 pub mod params;
@@ -82,6 +83,11 @@ async fn run(args: ServeArgs) -> i32 {
     if let Some(d) = delay {
         info!("test delay: {} ms before each decision", d.as_millis());
     }
+    let learn_status = Arc::new(Mutex::new(learning::LearnStatus::default()));
+    let store = args
+        .store
+        .as_ref()
+        .map(|d| crate::learn::store::Store::new(d, args.store_max_bytes()));
     let decider = decide::Decider {
         options: EngineOptions {
             model_path: args.model.clone(),
@@ -101,17 +107,22 @@ async fn run(args: ServeArgs) -> i32 {
             .ok()
             .filter(|s| !s.is_empty()),
         next_keys: !args.no_next_keys,
+        learning: learning::Learning::new(store, learn_status.clone()),
     };
-    if let Err(e) = decider.spawn() {
-        error!("cannot start the decision thread: {e}");
-        return 1;
-    }
+    let decision_thread = match decider.spawn() {
+        Ok(h) => h,
+        Err(e) => {
+            error!("cannot start the decision thread: {e}");
+            return 1;
+        }
+    };
     let host = handler::Host {
         inbox: inbox.clone(),
         stats,
         info,
         backend_asked: args.backend.as_str().to_string(),
         outbox: outbox.clone(),
+        learn: learn_status,
     };
     info!(
         "laya {} serving (pid {})",
@@ -119,7 +130,22 @@ async fn run(args: ServeArgs) -> i32 {
         std::process::id()
     );
     let (_nvim, io) = nvim_rs::Neovim::new(stdin_reader().compat(), outbox.compat_write(), host);
-    let code = match io.await {
+    // Neovim's jobstop sends SIGTERM: end as when the channel closes, so
+    // what was learnt since the last save is saved first.
+    let terminated = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => term.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let io = tokio::select! {
+        r = io => r,
+        _ = terminated => {
+            info!("terminated, exiting");
+            Ok(())
+        }
+    };
+    let code = match io {
         Ok(()) => 0,
         Err(e) if e.is_channel_closed() => {
             // Neovim closed the channel (exit or jobstop): a normal end.
@@ -132,5 +158,7 @@ async fn run(args: ServeArgs) -> i32 {
         }
     };
     inbox.close();
+    // The decision thread saves what was learnt since the last save.
+    let _ = decision_thread.join();
     code
 }

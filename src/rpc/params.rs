@@ -86,6 +86,29 @@ pub fn accepted_args(args: &[Value]) -> Result<(u64, String), String> {
     ))
 }
 
+/// `learn(text, path)`: text the user wrote (`path`: its file, or "").
+pub fn learn_args(args: &[Value]) -> Result<(String, String), String> {
+    match args {
+        [t, p] => Ok((text(t, "text")?, text(p, "path")?)),
+        _ => Err(format!(
+            "learn: expected 2 arguments (text, path), got {}",
+            args.len()
+        )),
+    }
+}
+
+/// `forget_learnt(word)`: forget a learnt word, or everything (nil).
+pub fn forget_learnt_args(args: &[Value]) -> Result<Option<String>, String> {
+    match args {
+        [Value::Nil] => Ok(None),
+        [w] => Ok(Some(text(w, "word")?)),
+        _ => Err(format!(
+            "forget_learnt: expected 1 argument (word or nil), got {}",
+            args.len()
+        )),
+    }
+}
+
 /// `forget(bufnr)`: the buffer was closed.
 pub fn forget_args(args: &[Value]) -> Result<u64, String> {
     match args {

@@ -1,0 +1,48 @@
+//! What the engine keeps of the user's writing across buffers (the user's
+//! word and pair caches, which the ranking mixes in): loading it from the
+//! personal store, forgetting it on request.
+
+use super::bigrams::{keys_before, BigramCache, MAX_USER_KEYS};
+use super::engine::Engine;
+use super::word_cache::{WordCache, MAX_USER_WORDS};
+
+impl Engine {
+    /// Counts from the user's store: words, and (order, context, word)
+    /// pairs whose context is the text from the previous word (order 0) or
+    /// the two previous words (order 1) up to the word.
+    pub fn learn_counts<'a>(
+        &mut self,
+        words: impl Iterator<Item = (&'a str, u32)>,
+        pairs: impl Iterator<Item = (u8, &'a str, &'a str, u32)>,
+    ) {
+        for (w, n) in words {
+            self.user_words.add_count(w, n);
+        }
+        for (order, ctx, w, n) in pairs {
+            if let Some(Some(k)) = keys_before(ctx).get(order as usize) {
+                self.user_bigrams.add_count(*k, w, n);
+            }
+        }
+    }
+
+    /// Forgets what was learnt of `word` (and the pairs it ends or starts
+    /// after a blank), or everything learnt when `None`.
+    pub fn forget_learnt(&mut self, word: Option<&str>) {
+        match word {
+            Some(w) => {
+                self.user_words.remove(w);
+                self.user_bigrams
+                    .remove_word(w, keys_before(&format!("{w} "))[0]);
+            }
+            None => {
+                self.user_words = WordCache::with_limit(MAX_USER_WORDS);
+                self.user_bigrams = BigramCache::with_limit(MAX_USER_KEYS);
+            }
+        }
+    }
+
+    /// Distinct words the user's history holds.
+    pub fn learnt_words(&self) -> usize {
+        self.user_words.len()
+    }
+}

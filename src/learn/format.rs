@@ -1,0 +1,231 @@
+//! The personal store's file format, version 1 (little-endian):
+//!
+//! ```text
+//! magic "LAYA-PERSONAL\n" | version u32 | words u32 | pairs u32
+//! words: len u16, UTF-8 bytes, count u32, last u32
+//! pairs: order u8, context len u16, bytes, word len u16, bytes, count u32, last u32
+//! checksum u64 of everything before it
+//! ```
+//!
+//! A reader rejects a wrong magic, a bad checksum, truncation or trailing
+//! bytes (`Corrupt`) and a newer version (`FutureVersion`): the store is then
+//! set aside, never read half-way.
+
+use super::{Entry, Learnt};
+
+pub const MAGIC: &[u8; 14] = b"LAYA-PERSONAL\n";
+pub const VERSION: u32 = 1;
+pub const HEADER_LEN: usize = 14 + 4 + 4 + 4;
+pub const TRAILER_LEN: usize = 8;
+/// Longest word or context stored (longer ones are not learnt).
+pub const MAX_TEXT: usize = 256;
+
+#[derive(Debug, PartialEq)]
+pub enum DecodeError {
+    Corrupt(String),
+    FutureVersion(u32),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Corrupt(why) => write!(f, "corrupt ({why})"),
+            DecodeError::FutureVersion(v) => write!(
+                f,
+                "written by a newer Laya (format {v}, this one reads {VERSION})"
+            ),
+        }
+    }
+}
+
+pub fn word_len(w: &str) -> usize {
+    2 + w.len() + 8
+}
+
+pub fn pair_len(ctx: &str, w: &str) -> usize {
+    1 + 2 + ctx.len() + 2 + w.len() + 8
+}
+
+/// A fast checksum (not cryptographic: it catches torn and damaged files).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        h = (h ^ v).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ b as u64)
+            .wrapping_mul(0x0100_0000_01b3)
+            .rotate_left(29);
+    }
+    h ^ (h >> 31)
+}
+
+fn put_text(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn put_entry(out: &mut Vec<u8>, e: &Entry) {
+    out.extend_from_slice(&e.count.to_le_bytes());
+    out.extend_from_slice(&e.last.to_le_bytes());
+}
+
+/// Encodes `l` (words or contexts longer than MAX_TEXT are left out).
+pub fn encode(l: &Learnt) -> Vec<u8> {
+    let words: Vec<_> = l
+        .words
+        .iter()
+        .filter(|(w, _)| w.len() <= MAX_TEXT)
+        .collect();
+    let pairs: Vec<_> = l
+        .pairs
+        .iter()
+        .filter(|((_, c, w), _)| c.len() <= MAX_TEXT && w.len() <= MAX_TEXT)
+        .collect();
+    let mut out = Vec::with_capacity(l.encoded_len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(words.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(pairs.len() as u32).to_le_bytes());
+    for (w, e) in words {
+        put_text(&mut out, w);
+        put_entry(&mut out, e);
+    }
+    for ((order, c, w), e) in pairs {
+        out.push(*order);
+        put_text(&mut out, c);
+        put_text(&mut out, w);
+        put_entry(&mut out, e);
+    }
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let end = end.ok_or_else(|| DecodeError::Corrupt("truncated".into()))?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2")))
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
+    }
+    fn text(&mut self) -> Result<&'a str, DecodeError> {
+        let n = self.u16()? as usize;
+        std::str::from_utf8(self.take(n)?).map_err(|_| DecodeError::Corrupt("not UTF-8".into()))
+    }
+    fn entry(&mut self) -> Result<Entry, DecodeError> {
+        Ok(Entry {
+            count: self.u32()?,
+            last: self.u32()?,
+        })
+    }
+}
+
+/// Decodes a whole file.
+pub fn decode(bytes: &[u8]) -> Result<Learnt, DecodeError> {
+    if bytes.len() < HEADER_LEN + TRAILER_LEN || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(DecodeError::Corrupt("not a Laya personal store".into()));
+    }
+    let version = u32::from_le_bytes(bytes[14..18].try_into().expect("4"));
+    if version > VERSION {
+        return Err(DecodeError::FutureVersion(version));
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - TRAILER_LEN);
+    if checksum(body) != u64::from_le_bytes(sum.try_into().expect("8")) {
+        return Err(DecodeError::Corrupt("checksum mismatch".into()));
+    }
+    let mut r = Reader {
+        bytes: body,
+        at: 18,
+    };
+    let (nw, np) = (r.u32()? as usize, r.u32()? as usize);
+    // Counts bounded by the bytes present (a damaged count cannot allocate much).
+    let mut l = Learnt::default();
+    l.words.reserve(nw.min(body.len() / 10));
+    l.pairs.reserve(np.min(body.len() / 13));
+    for _ in 0..nw {
+        let w = r.text()?;
+        let e = r.entry()?;
+        l.words.insert(w.into(), e);
+    }
+    for _ in 0..np {
+        let order = r.u8()?;
+        let c = r.text()?;
+        let w = r.text()?;
+        let e = r.entry()?;
+        if order > 1 {
+            return Err(DecodeError::Corrupt(format!("pair order {order}")));
+        }
+        l.pairs.insert((order, c.into(), w.into()), e);
+    }
+    if r.at != body.len() {
+        return Err(DecodeError::Corrupt("trailing bytes".into()));
+    }
+    Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Learnt {
+        let mut l = Learnt::default();
+        l.add_text(
+            "fn main() { let zorb = 1; zorb + 2 }\nThe zorb returns.",
+            42,
+        );
+        l
+    }
+
+    #[test]
+    fn round_trips() {
+        let l = sample();
+        let bytes = encode(&l);
+        assert_eq!(bytes.len(), l.encoded_len());
+        assert_eq!(decode(&bytes), Ok(l));
+        assert_eq!(decode(&encode(&Learnt::default())), Ok(Learnt::default()));
+    }
+
+    #[test]
+    fn every_truncation_and_every_flipped_byte_is_rejected() {
+        let bytes = encode(&sample());
+        for n in 0..bytes.len() {
+            assert!(
+                matches!(decode(&bytes[..n]), Err(DecodeError::Corrupt(_))),
+                "cut at {n}"
+            );
+        }
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x20;
+            assert!(decode(&b).is_err(), "byte {i} flipped");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode(&longer).is_err());
+    }
+
+    #[test]
+    fn a_newer_version_is_named() {
+        let mut bytes = encode(&sample());
+        bytes[14..18].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(decode(&bytes), Err(DecodeError::FutureVersion(7)));
+    }
+}
