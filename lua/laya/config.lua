@@ -161,8 +161,8 @@ M.defaults = {
     dir = vim.fn.stdpath('data') .. '/laya',
     -- Bound on the store's size in MB (the least used, oldest go first).
     max_mb = 16,
-    -- Files never learnt from, besides secret files (.env*, *.pem, *.key,
-    -- id_*, ~/.ssh, ~/.gnupg, password stores): globs like '*.secret' or '~/private/*'.
+    -- Files never learnt from, besides `disabled_files` and secret folders
+    -- (~/.ssh, ~/.gnupg, password stores): globs like '*.secret' or '~/private/*'.
     deny = {},
     -- Filetypes not learnt from: { markdown = false }.
     filetypes = {},
