@@ -156,12 +156,34 @@ function M.setup()
   end
 end
 
---- Before Neovim exits: the host saves what it learnt.
+--- How many saves the host has done on request (`flush`); nil when it does not say.
+local function flushes(host)
+  local status = host.request('status')
+  return type(status) == 'table' and type(status.learn) == 'table' and status.learn.flushes or nil
+end
+
+--- Before Neovim exits: the host saves what it learnt, and Neovim waits for
+--- that save (at most `flush_timeout_ms`) before it stops the host.
+M.flush_timeout_ms = 2000
 function M.flush()
   local host = require('laya.host')
-  if M.enabled() and host.running() then
-    host.notify('flush')
+  if not (M.enabled() and host.running()) then
+    return
   end
+  local before = flushes(host)
+  host.notify('flush')
+  if before == nil then
+    return
+  end
+  -- Polled with plain waits: host.request waits itself, and vim.wait must not nest.
+  local deadline = vim.uv.hrtime() + M.flush_timeout_ms * 1e6
+  repeat
+    vim.wait(20)
+    local now = flushes(host)
+    if now == nil or now > before then
+      return
+    end
+  until vim.uv.hrtime() >= deadline
 end
 
 -- Files of a project -------------------------------------------------------
