@@ -142,7 +142,6 @@ fn predict(a: &PredictArgs) -> i32 {
     let p = engine.predict(&Request {
         buffer: 1,
         before: &text,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: a.k,

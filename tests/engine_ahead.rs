@@ -51,7 +51,6 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> Vec<(String, u32)> {
     e.predict(&Request {
         buffer,
         before,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: 3,

@@ -13,7 +13,6 @@ fn top(e: &mut Engine, before: &str) -> String {
     let p = e.predict(&Request {
         buffer: 1,
         before,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: 3,

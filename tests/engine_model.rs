@@ -317,7 +317,6 @@ fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
     let req = Request {
         buffer: 1,
         before: "fn main() {\n    let x = the",
-        after: "",
         filetype: "rust",
         kind: Default::default(),
         k: 3,
@@ -342,6 +341,8 @@ fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
     let info = e.info();
     assert_eq!(info.backend, "none");
     let err = info.model_error.unwrap();
+    assert_eq!(err.kind(), "model");
+    let err = err.to_string();
     assert!(
         err.contains("m.safetensors") && err.contains("truncated"),
         "{err}"

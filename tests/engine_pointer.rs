@@ -13,7 +13,6 @@ fn candidates(e: &mut Engine, before: &str) -> Vec<(String, f32)> {
     let p = e.predict(&Request {
         buffer: 1,
         before,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: 3,

@@ -58,7 +58,6 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> (Vec<(String, u32)>, usize,
     let p = e.predict(&Request {
         buffer,
         before,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: 5,

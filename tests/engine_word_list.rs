@@ -18,7 +18,6 @@ fn req(before: &str) -> Request<'_> {
     Request {
         buffer: 1,
         before,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: 3,
@@ -92,7 +91,8 @@ fn a_malformed_word_list_is_reported_and_predictions_go_on() {
     assert_eq!(info.model_error, None);
     let err = info
         .words_error
-        .expect("a malformed word list must be reported");
+        .expect("a malformed word list must be reported")
+        .to_string();
     assert!(
         err.contains("m.words.txt") && err.contains("line 3"),
         "{err}"

@@ -136,6 +136,8 @@ async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
     );
     let text = health_report(&s).await;
     assert!(text.contains("word list not loaded: word list "), "{text}");
+    // The typed error's advice for its kind.
+    assert!(text.contains("restore STEM.words.txt"), "{text}");
     assert!(!text.contains("model not loaded"), "{text}");
     s.quit().await;
 }

@@ -99,13 +99,16 @@ function M.check()
   h.ok(string.format('host running: pid %d, up %.1f s', st.pid, st.uptime_ms / 1000))
   if e.ready then
     h.ok(string.format('backend %s (%s), model %s', e.backend, e.device, tostring(e.model)))
+    -- The host's typed load error: what failed, and what to do about it.
+    local function advice(kind)
+      local a = e[kind .. '_advice']
+      return (a and a ~= vim.NIL) and { a } or nil
+    end
     if e.model_error and e.model_error ~= vim.NIL then
-      h.warn('model not loaded: ' .. tostring(e.model_error))
+      h.warn('model not loaded: ' .. tostring(e.model_error), advice('model_error'))
     end
     if e.words_error and e.words_error ~= vim.NIL then
-      h.warn('word list not loaded: ' .. tostring(e.words_error), {
-        'Predictions work without it; restore the file from the plugin (models/) or delete it',
-      })
+      h.warn('word list not loaded: ' .. tostring(e.words_error), advice('words_error'))
     elseif e.words and e.words ~= vim.NIL then
       h.ok(string.format('word list %s (%d words beyond the vocabulary)', e.words, e.words_count or 0))
     end

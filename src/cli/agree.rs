@@ -71,7 +71,6 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
                 let r = Request {
                     buffer: d as u64,
                     before,
-                    after: "",
                     filetype: "",
                     kind: Default::default(),
                     k: 3,

@@ -99,7 +99,6 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
         let p = engine.predict(&Request {
             buffer: 1,
             before,
-            after: "",
             filetype: "",
             kind: Default::default(),
             k,
@@ -154,8 +153,8 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
     let (ni, nb, nf) = (n_of(&inside), n_of(&boundary), n_of(&far));
     let line = json!({
         "backend": info.backend, "dtype": info.dtype, "device": info.device,
-        "model": info.model_path.map(|p| p.display().to_string()), "model_error": info.model_error,
-        "words": info.words_path.map(|p| p.display().to_string()), "words_error": info.words_error,
+        "model": info.model_path.map(|p| p.display().to_string()), "model_error": info.model_error.map(|e| e.to_string()),
+        "words": info.words_path.map(|p| p.display().to_string()), "words_error": info.words_error.map(|e| e.to_string()),
         "load_ms": info.load_ms, "new_ms": new_ms,
         "inside": inside.json(), "boundary": boundary.json(), "far": far.json(),
         "inside_cpu": inside_cpu.json(), "boundary_cpu": boundary_cpu.json(), "far_cpu": far_cpu.json(),

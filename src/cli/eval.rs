@@ -187,7 +187,6 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
                     let pred = engine.predict(&Request {
                         buffer: d as u64,
                         before,
-                        after: "",
                         filetype: "",
                         kind: Default::default(),
                         k: s.k,

@@ -87,9 +87,9 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
                     "dtype": i.dtype,
                     "device": i.device,
                     "model": i.model_path.map(|p| p.display().to_string()),
-                    "model_error": i.model_error,
+                    "model_error": i.model_error.map(|e| e.to_string()),
                     "words": i.words_path.map(|p| p.display().to_string()),
-                    "words_error": i.words_error,
+                    "words_error": i.words_error.map(|e| e.to_string()),
                 });
                 writeln!(out, "{hello}")
             }
@@ -137,7 +137,6 @@ fn answer(
     let p = engine.predict(&Request {
         buffer: req.doc,
         before: &req.context,
-        after: "",
         filetype: "",
         kind: TextKind::parse(&req.syntax),
         k: req.k.unwrap_or(3),

@@ -101,7 +101,6 @@ impl Engine {
         let req = Request {
             buffer: scratch,
             before: "The quick brown fox jumps over the lazy dog.\nfn main() {\n    let x",
-            after: "",
             filetype: "",
             kind: Default::default(),
             k: 3,
@@ -312,7 +311,7 @@ impl Engine {
     fn model_failed(&mut self, e: anyhow::Error) {
         self.errors += 1;
         eprintln!("laya: model backend failed, continuing without it: {e:#}");
-        self.info.model_error = Some(format!("backend failed: {e:#}"));
+        self.info.model_error = Some(super::LoadError::BackendFailed(format!("{e:#}")));
         self.info.backend = "none".into();
         self.backend = None;
         self.ahead = None;
@@ -391,7 +390,6 @@ mod tests {
         let req = Request {
             buffer: 1,
             before,
-            after: "",
             filetype: "",
             kind: Default::default(),
             k: 3,

@@ -2,6 +2,7 @@
 //! the word list beyond the vocabulary. Failures are reported in
 //! `EngineInfo` and leave the engine working with what did load.
 
+use super::load_error::LoadError;
 use super::options::{EngineInfo, EngineOptions};
 use super::word_list::WordList;
 use crate::model::{self, Backend};
@@ -31,12 +32,17 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
         .filter(|p| opts.neural && p.exists())
         .map(|p| std::thread::spawn(move || (WordList::load(&p), p)));
     let Some(w) = &weights else {
-        info.model_error = Some("no model file found (set LAYA_MODEL or model = <path>)".into());
+        info.model_error = Some(LoadError::NoModelFile);
         return loaded;
     };
     let vp = model::vocab_path_for(w);
     match Vocab::load(&vp) {
-        Err(e) => info.model_error = Some(format!("{e:#}")),
+        Err(e) => {
+            info.model_error = Some(LoadError::Vocabulary {
+                path: vp,
+                reason: format!("{e:#}"),
+            })
+        }
         Ok(v) => {
             let v = Arc::new(v);
             info.vocab_path = Some(vp);
@@ -50,23 +56,33 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
                         info.dtype = b.dtype().into();
                         loaded.backend = Some(b);
                     }
-                    Err(e) => info.model_error = Some(format!("{e:#}")),
+                    Err(e) => {
+                        info.model_error = Some(LoadError::Model {
+                            path: w.clone(),
+                            reason: format!("{e:#}"),
+                        })
+                    }
                 }
             } else {
-                info.model_error = Some("neural model disabled".into());
+                info.model_error = Some(LoadError::Disabled);
             }
             loaded.vocab = Some(v);
         }
     }
     // Unreadable = reported, and the engine goes on without it.
+    let word_list_path = weights.as_deref().map(model::words_path_for);
+    let word_list_error = |reason: String| LoadError::WordList {
+        path: word_list_path.clone().unwrap_or_default(),
+        reason,
+    };
     match listed.map(|t| t.join()) {
         Some(Ok((Ok(l), p))) if loaded.vocab.is_some() => {
             info.words_path = Some(p);
             info.words_count = l.len();
             loaded.word_list = Some(l);
         }
-        Some(Ok((Err(e), _))) => info.words_error = Some(format!("{e:#}")),
-        Some(Err(_)) => info.words_error = Some("reading the word list panicked".into()),
+        Some(Ok((Err(e), _))) => info.words_error = Some(word_list_error(format!("{e:#}"))),
+        Some(Err(_)) => info.words_error = Some(word_list_error("reading it panicked".into())),
         _ => {}
     }
     loaded

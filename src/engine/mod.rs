@@ -35,6 +35,7 @@ mod ghost;
 mod give_way;
 pub mod kind;
 mod load;
+mod load_error;
 mod next_keys;
 mod options;
 mod personal;
@@ -44,6 +45,7 @@ pub mod word_cache;
 pub mod word_list;
 
 pub use engine::Engine;
+pub use load_error::LoadError;
 pub use options::{EngineInfo, EngineOptions, GiveWay, Tuning, DEFAULT_THRESHOLD};
 
 /// Where a candidate came from (shown in the completion menu).
@@ -78,8 +80,6 @@ pub struct Request<'a> {
     pub buffer: u64,
     /// Text before the cursor (bounded by the caller, a few KB).
     pub before: &'a str,
-    /// Rest of the cursor's line after the cursor.
-    pub after: &'a str,
     pub filetype: &'a str,
     /// Prose, comment, string or code at the cursor (the editor's syntax).
     pub kind: kind::TextKind,

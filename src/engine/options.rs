@@ -213,14 +213,14 @@ pub struct EngineInfo {
     /// Loading plus warm-up, milliseconds.
     pub load_ms: f64,
     /// Why the neural model is not in use, when it is not.
-    pub model_error: Option<String>,
+    pub model_error: Option<super::LoadError>,
     /// The word list beyond the vocabulary (`<stem>.words.txt`), when loaded.
     pub words_path: Option<PathBuf>,
     /// Words in it (0 without one).
     pub words_count: usize,
     /// Why a word list beside the model could not be used (the engine works
     /// on without it).
-    pub words_error: Option<String>,
+    pub words_error: Option<super::LoadError>,
 }
 
 #[cfg(test)]

@@ -16,8 +16,6 @@ use lsp_types::{
 pub const MAX_BEFORE: usize = 4096;
 /// Most lines above the cursor's given to the engine (context.max_lines).
 pub const MAX_LINES: usize = 64;
-/// Most bytes of the rest of the line after the cursor.
-const MAX_AFTER: usize = 256;
 /// Candidates asked of the engine per request (ghost + menu).
 pub const CANDIDATES: usize = 8;
 
@@ -31,15 +29,9 @@ pub fn request<'a>(id: u64, text: &'a str, at: usize, language: &'a str) -> Requ
     if let Some((i, _)) = head[start..].rmatch_indices('\n').nth(MAX_LINES) {
         start += i + 1;
     }
-    let rest = &text[at..];
-    let mut end = rest.find('\n').unwrap_or(rest.len()).min(MAX_AFTER);
-    while !rest.is_char_boundary(end) {
-        end -= 1;
-    }
     Request {
         buffer: id,
         before: &head[start..],
-        after: &rest[..end],
         filetype: language,
         kind: Default::default(),
         k: CANDIDATES,
@@ -212,7 +204,6 @@ mod tests {
         let at = text.find(" tail").unwrap();
         let r = request(1, &text, at, "text");
         assert!(r.before.len() <= MAX_BEFORE && r.before.ends_with('é'));
-        assert_eq!(r.after, " tail");
         let lines = "a\n".repeat(200);
         let r = request(1, &lines, lines.len(), "text");
         assert_eq!(r.before.matches('\n').count(), MAX_LINES);

@@ -179,7 +179,6 @@ impl Decider {
         let request = Request {
             buffer: p.buffer,
             before: &p.before,
-            after: &p.after,
             filetype: &p.filetype,
             kind: crate::engine::kind::TextKind::parse(&p.syntax),
             k: CANDIDATES,

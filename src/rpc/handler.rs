@@ -13,7 +13,7 @@ use super::params::{
     accepted_args, call_args, forget_args, forget_learnt_args, learn_args, PredictParams,
 };
 use super::stats::{clock_origin_us, now_us, Stats};
-use crate::engine::EngineInfo;
+use crate::engine::{EngineInfo, LoadError};
 use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
 use rmpv::Value;
 use std::sync::{Arc, Mutex};
@@ -281,10 +281,15 @@ fn engine_info_value(i: &EngineInfo) -> Value {
         ("load_ms", Value::F64(i.load_ms)),
         (
             "model_error",
-            i.model_error
-                .as_deref()
-                .map(Value::from)
-                .unwrap_or(Value::Nil),
+            error_value(&i.model_error, |e| e.to_string()),
+        ),
+        (
+            "model_error_kind",
+            error_value(&i.model_error, |e| e.kind().into()),
+        ),
+        (
+            "model_error_advice",
+            error_value(&i.model_error, |e| e.advice().into()),
         ),
         (
             "words",
@@ -296,10 +301,20 @@ fn engine_info_value(i: &EngineInfo) -> Value {
         ("words_count", Value::from(i.words_count as u64)),
         (
             "words_error",
-            i.words_error
-                .as_deref()
-                .map(Value::from)
-                .unwrap_or(Value::Nil),
+            error_value(&i.words_error, |e| e.to_string()),
+        ),
+        (
+            "words_error_kind",
+            error_value(&i.words_error, |e| e.kind().into()),
+        ),
+        (
+            "words_error_advice",
+            error_value(&i.words_error, |e| e.advice().into()),
         ),
     ])
+}
+
+/// One field of a load error for `status`; nil when there is none.
+fn error_value(e: &Option<LoadError>, field: impl Fn(&LoadError) -> String) -> Value {
+    e.as_ref().map_or(Value::Nil, |e| Value::from(field(e)))
 }

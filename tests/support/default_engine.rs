@@ -38,7 +38,6 @@ pub fn request(buffer: u64, before: &str, seen_last: bool) -> Request<'_> {
     Request {
         buffer,
         before,
-        after: "",
         filetype: "",
         kind: Default::default(),
         k: 3,

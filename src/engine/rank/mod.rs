@@ -89,7 +89,6 @@ mod tests {
             let req = Request {
                 buffer: 1,
                 before: &before,
-                after: "",
                 filetype: "",
                 kind: Default::default(),
                 k,
