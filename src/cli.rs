@@ -56,6 +56,7 @@ pub fn run() -> i32 {
     let cli = Cli::parse();
     if !matches!(cli.command, Command::Serve(_) | Command::Lsp(_)) {
         ignore_closed_stdout();
+        crate::rpc::log::init(crate::rpc::log::Level::Info);
     }
     match cli.command {
         Command::Serve(a) => crate::rpc::serve(a),
@@ -105,10 +106,10 @@ pub struct RandomModelArgs {
 }
 
 /// Prints the engine's setup on stderr (what a figure was measured with).
-pub(crate) fn describe(engine: &Engine) {
+pub(crate) fn describe(label: &str, engine: &Engine) {
     let i = engine.info();
-    eprintln!(
-        "laya: backend {} ({}) dtype {} model {} vocab {} ({}) words {} load {:.1} ms{}{}",
+    log::info!(
+        "{label}: backend {} ({}) dtype {} model {} vocab {} ({}) words {} load {:.1} ms{}{}",
         i.backend,
         i.device,
         if i.dtype.is_empty() { "-" } else { &i.dtype },
@@ -137,7 +138,7 @@ pub(crate) fn describe(engine: &Engine) {
 fn predict(a: &PredictArgs) -> i32 {
     let text = a.text.replace("\\n", "\n");
     let mut engine = Engine::new(a.engine.options());
-    describe(&engine);
+    describe("laya", &engine);
     let t0 = std::time::Instant::now();
     let p = engine.predict(&Request {
         buffer: 1,
@@ -180,7 +181,7 @@ fn random_model(a: &RandomModelArgs) -> i32 {
     match made {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("laya random-model: {e:#}");
+            log::error!("laya random-model: {e:#}");
             1
         }
     }

@@ -31,7 +31,7 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("laya agree: {path}: {e}");
+            log::error!("laya agree: {path}: {e}");
             return 1;
         }
     };
@@ -49,11 +49,10 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
     let mut reference = Engine::new(reference_opts);
     let mut other = Engine::new(other_opts);
     for (name, e) in [("reference", &reference), ("compared", &other)] {
-        eprint!("{name}: ");
-        super::describe(e);
+        super::describe(name, e);
     }
     if reference.info().model_error.is_some() || other.info().model_error.is_some() {
-        eprintln!("laya agree: both models must load");
+        log::error!("laya agree: both models must load");
         return 1;
     }
     let (mut n, mut top1, mut top3, mut next_n, mut next1) = (0u64, 0u64, 0u64, 0u64, 0u64);

@@ -133,7 +133,7 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
         let kind = if is_word_char(chars[p - 1].1) { 0 } else { 1 };
         if a.debug && (engine.last_cost().reread || (kind == 0 && cpu > 150.0)) {
             let tail = &text[byte_at(p.saturating_sub(40))..byte_at(p)];
-            eprintln!(
+            log::info!(
                 "p={p} kind={kind} us={us:.0} cost={:?} tail={tail:?}",
                 engine.last_cost()
             );
@@ -222,7 +222,7 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t.replace("\u{c}\n", ""),
         Err(e) => {
-            eprintln!("laya bench: {path}: {e}");
+            log::error!("laya bench: {path}: {e}");
             return 1;
         }
     };
@@ -286,21 +286,21 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
         let out = match cmd.output() {
             Ok(o) => o,
             Err(e) => {
-                eprintln!("laya bench: cannot run {}: {e}", exe.display());
+                log::error!("laya bench: cannot run {}: {e}", exe.display());
                 return 1;
             }
         };
         let Ok(r) = serde_json::from_slice::<Value>(&out.stdout) else {
-            eprintln!("laya bench: {c} failed ({})", out.status);
+            log::error!("laya bench: {c} failed ({})", out.status);
             continue;
         };
         if let Some(e) = r["model_error"].as_str() {
             if c != "none" {
-                eprintln!("laya bench: {c}: model not used: {e}");
+                log::warn!("laya bench: {c}: model not used: {e}");
             }
         }
         if let Some(e) = r["words_error"].as_str() {
-            eprintln!("laya bench: {c}: word list not used: {e}");
+            log::warn!("laya bench: {c}: word list not used: {e}");
         }
         let spk = &r["steps_per_keystroke"];
         println!(
@@ -338,8 +338,8 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
                 nk["keys_per_answer"].as_f64().unwrap_or(0.0),
             );
         }
-        eprintln!(
-            "  {c}: {} inside, {} boundary, {} far-edit keystrokes; device {}",
+        log::info!(
+            "{c}: {} inside, {} boundary, {} far-edit keystrokes; device {}",
             r["inside"]["n"],
             r["boundary"]["n"],
             r["far"]["n"],

@@ -297,7 +297,7 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("laya eval: {path}: {e}");
+            log::error!("laya eval: {path}: {e}");
             return 1;
         }
     };
@@ -310,7 +310,7 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
     }
     opts.corrections = false;
     let mut engine = Engine::new(opts);
-    super::describe(&engine);
+    super::describe("laya", &engine);
     let m = evaluate(&mut engine, &text, &sampling);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());

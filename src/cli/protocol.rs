@@ -62,7 +62,7 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
     // Model work for the next request on a helper thread between requests.
     opts.think_ahead = !a.no_think_ahead;
     let mut engine = Engine::new(opts);
-    super::describe(&engine);
+    super::describe("laya", &engine);
     let mut input = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut line = String::new();
@@ -73,7 +73,7 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                eprintln!("laya protocol: cannot read stdin: {e}");
+                log::error!("laya protocol: cannot read stdin: {e}");
                 return 1;
             }
         }
@@ -103,7 +103,7 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
             Ok(req) => answer(&mut engine, &req, bad_lines, &mut out),
             Err(e) => {
                 bad_lines += 1;
-                eprintln!("laya protocol: bad request line: {e}");
+                log::warn!("laya protocol: bad request line: {e}");
                 let a = Answer {
                     candidates: Vec::new(),
                     us: None,

@@ -310,7 +310,7 @@ impl Engine {
     /// A backend error: count it and continue without the model (one clear message).
     fn model_failed(&mut self, e: anyhow::Error) {
         self.errors += 1;
-        eprintln!("laya: model backend failed, continuing without it: {e:#}");
+        log::error!("model backend failed, continuing without it: {e:#}");
         self.info.model_error = Some(super::LoadError::BackendFailed(format!("{e:#}")));
         self.info.backend = "none".into();
         self.backend = None;

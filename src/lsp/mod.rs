@@ -17,8 +17,9 @@ mod transport;
 use crate::cli::options::tuning_value;
 use crate::cli::{Backend, SimdArg};
 use crate::engine::{Engine, EngineOptions, Tuning};
-use crate::rpc::log::{self, error, info, warn, Level};
+use crate::rpc::log::{self as host_log, Level};
 use clap::Args;
+use log::{error, info, warn};
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -49,7 +50,7 @@ fn level(s: &str) -> Result<Level, String> {
 
 /// Runs the server until `exit` or the end of stdin; returns the exit code.
 pub fn serve(args: LspArgs) -> i32 {
-    log::set_level(args.log_level);
+    host_log::init(args.log_level);
     args.simd.apply();
     let (tx, rx) = mpsc::channel();
     // Reading starts at once, so that nothing the client sends while the

@@ -13,7 +13,7 @@ use super::documents::{offset, Documents, Encoding};
 use super::privacy::SecretFiles;
 use super::transport::{self, Frame};
 use crate::engine::{Engine, Prediction};
-use crate::rpc::log::{debug, error, info, warn};
+use log::{debug, error, info, warn};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
     CompletionOptions, DidChangeTextDocumentParams, DidCloseTextDocumentParams,

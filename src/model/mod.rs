@@ -185,7 +185,7 @@ pub fn load_backend(
             if mlx::gpu_available() {
                 match mlx::open(path, vocab, dtype) {
                     Ok(b) => return Ok(Box::new(b)),
-                    Err(e) => eprintln!("laya: mlx backend failed, using cpu: {e:#}"),
+                    Err(e) => log::warn!("mlx backend failed, using cpu: {e:#}"),
                 }
             }
         }

@@ -5,10 +5,10 @@
 //! an empty prediction (no engine call).
 
 use super::inbox::{Event, Inbox, Job, Work};
-use super::log::{debug, error, info, warn};
 use super::outbox::Outbox;
 use super::stats::{now_us, Stats};
 use crate::engine::{Engine, EngineInfo, EngineOptions, Prediction, Request};
+use log::{debug, error, info, warn};
 use rmpv::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};

@@ -7,13 +7,13 @@
 use super::decide::map;
 use super::inbox::{Event, Inbox, Job};
 use super::learning::LearnStatus;
-use super::log::{debug, error, warn};
 use super::outbox::Outbox;
 use super::params::{
     accepted_args, call_args, forget_args, forget_learnt_args, learn_args, PredictParams,
 };
 use super::stats::{clock_origin_us, now_us, Stats};
 use crate::engine::{EngineInfo, LoadError};
+use log::{debug, error, warn};
 use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
 use rmpv::Value;
 use std::sync::{Arc, Mutex};

@@ -3,11 +3,11 @@
 //! a helper thread updates every few seconds and once more at exit, so the
 //! disk is never on a keystroke's path. Learnt text never enters the log.
 
-use super::log::{info, warn};
 use crate::engine::Engine;
 use crate::learn::privacy::{is_secret_path, without_secret_lines};
 use crate::learn::store::{Forget, Store};
 use crate::learn::{now, Learnt};
+use log::{info, warn};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

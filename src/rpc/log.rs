@@ -1,10 +1,13 @@
-//! Leveled log lines on stderr (stdout is the RPC channel and never logged to).
+//! The `log` facade's one logger: levelled lines on stderr (stdout is the
+//! RPC channel and never logged to). Library code logs with `log::warn!`
+//! and friends and prints nothing itself; `laya serve` and `laya lsp` set the
+//! level from `--log-level`, the other subcommands log at info.
 //!
 //! The Lua side reads the host's stderr and appends each line to
-//! `stdpath('log')/laya.log`; the first word of a line is its level.
+//! `stdpath('log')/laya.log` (lua/laya/log.lua also bounds lines and limits
+//! repeats); the first word of a line is its level.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -25,35 +28,67 @@ impl Level {
         }
     }
 
-    fn name(self) -> &'static str {
+    fn filter(self) -> log::LevelFilter {
         match self {
-            Level::Error => "ERROR",
-            Level::Warn => "WARN",
-            Level::Info => "INFO",
-            Level::Debug => "DEBUG",
+            Level::Error => log::LevelFilter::Error,
+            Level::Warn => log::LevelFilter::Warn,
+            Level::Info => log::LevelFilter::Info,
+            Level::Debug => log::LevelFilter::Trace,
         }
     }
 }
 
-static MAX_LEVEL: AtomicU8 = AtomicU8::new(Level::Info as u8);
+/// Most bytes of one message: a log line stays readable, and a message
+/// that grew by accident (a long path, a long error chain) cannot flood it.
+pub const MAX_LINE: usize = 1000;
 
-pub fn set_level(level: Level) {
-    MAX_LEVEL.store(level as u8, Ordering::Relaxed);
-}
+struct StderrLog;
 
-pub fn enabled(level: Level) -> bool {
-    level as u8 <= MAX_LEVEL.load(Ordering::Relaxed)
-}
-
-/// Writes one line; a message with newlines stays one line so the Lua side
-/// can forward line by line.
-pub fn write(level: Level, args: std::fmt::Arguments) {
-    if !enabled(level) {
-        return;
+impl log::Log for StderrLog {
+    // Only this crate's records: dependencies (nvim-rs) log whole messages
+    // at debug, buffer text included, which must never reach the log.
+    fn enabled(&self, meta: &log::Metadata) -> bool {
+        meta.level() <= log::max_level()
+            && (meta.target() == "laya" || meta.target().starts_with("laya::"))
     }
-    let msg = args.to_string().replace('\n', "\\n");
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{} {}", level.name(), msg);
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            let name = match record.level() {
+                log::Level::Error => "ERROR",
+                log::Level::Warn => "WARN",
+                log::Level::Info => "INFO",
+                log::Level::Debug | log::Level::Trace => "DEBUG",
+            };
+            let line = one_line(&record.args().to_string());
+            let _ = writeln!(std::io::stderr().lock(), "{name} {line}");
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+/// A message as one line (the Lua side forwards line by line) of at most
+/// `MAX_LINE` bytes, cut at a character boundary.
+fn one_line(msg: &str) -> String {
+    let mut s = msg.replace('\n', "\\n");
+    if s.len() > MAX_LINE {
+        let mut cut = MAX_LINE;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str(" [cut]");
+    }
+    s
+}
+
+static LOGGER: StderrLog = StderrLog;
+
+/// Installs the logger (once per process; later calls only change the level).
+pub fn init(level: Level) {
+    let _ = log::set_logger(&LOGGER);
+    log::set_max_level(level.filter());
 }
 
 /// Logs every panic by its place only: a panic's message can quote the
@@ -64,18 +99,24 @@ pub fn log_panics_without_text() {
             .location()
             .map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
         let thread = std::thread::current();
-        write(
-            Level::Error,
-            format_args!(
-                "panic in thread {}{place} (message withheld: it may quote buffer text)",
-                thread.name().unwrap_or("unnamed")
-            ),
+        log::error!(
+            "panic in thread {}{place} (message withheld: it may quote buffer text)",
+            thread.name().unwrap_or("unnamed")
         );
     }));
 }
 
-macro_rules! log_error { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Error, format_args!($($t)*)) } }
-macro_rules! log_warn { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Warn, format_args!($($t)*)) } }
-macro_rules! log_info { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Info, format_args!($($t)*)) } }
-macro_rules! log_debug { ($($t:tt)*) => { $crate::rpc::log::write($crate::rpc::log::Level::Debug, format_args!($($t)*)) } }
-pub(crate) use {log_debug as debug, log_error as error, log_info as info, log_warn as warn};
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_becomes_one_bounded_line() {
+        assert_eq!(one_line("a\nb"), "a\\nb");
+        let long = "é".repeat(MAX_LINE);
+        let line = one_line(&long);
+        assert!(line.len() <= MAX_LINE + " [cut]".len(), "{}", line.len());
+        assert!(line.ends_with(" [cut]"));
+        assert!(!line.contains('\n'));
+    }
+}

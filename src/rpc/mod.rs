@@ -15,8 +15,8 @@ pub mod params;
 pub mod stats;
 
 use crate::engine::EngineOptions;
+use ::log::{error, info};
 use args::ServeArgs;
-use log::{error, info};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -28,9 +28,9 @@ pub fn serve(args: ServeArgs) -> i32 {
         println!("laya {}", env!("CARGO_PKG_VERSION"));
         return 0;
     }
-    log::set_level(args.log_level);
+    self::log::init(args.log_level);
     args.simd.apply();
-    log::log_panics_without_text();
+    self::log::log_panics_without_text();
     stats::now_us(); // starts the host clock
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
