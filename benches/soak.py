@@ -147,6 +147,27 @@ def sample_at(samples, keys):
     return samples[-1] if samples else None
 
 
+def mem_mb(sample, part, key):
+    """A byte count of the host's `status.memory.<part>` in MB, or '-'."""
+    v = ((sample or {}).get("memory") or {}).get(part) or {}
+    return "-" if v.get(key) is None else f"{v[key] / 1048576:.1f}"
+
+
+def cache_rows(samples, warm_keys):
+    """Per engine cache: entries and estimated MB after warm-up and at the end."""
+    first = next((s for s in samples if s["keys"] >= warm_keys and (s.get("memory") or {}).get("engine")), None)
+    last = samples[-1] if samples and (samples[-1].get("memory") or {}).get("engine") else None
+    if not first or not last:
+        return []
+    rows = []
+    for name in ("tokens", "seen_lines", "buffer_words", "buffer_pairs", "user_words", "user_pairs"):
+        a, b = first["memory"]["engine"][name], last["memory"]["engine"][name]
+        rows.append(
+            [name, f"{a['entries']} -> {b['entries']}", f"{a['bytes'] / 1048576:.2f} -> {b['bytes'] / 1048576:.2f}"]
+        )
+    return rows
+
+
 def block_rows(r, block):
     lat = r["lat_us"]
     samples = r["samples"]
@@ -168,6 +189,8 @@ def block_rows(r, block):
                 ms(pct(got, 99)),
                 ms(max(got) if got else None),
                 mb(s and s.get("host_rss_kb")),
+                mem_mb(s, "malloc", "in_use"),
+                mem_mb(s, "engine", "estimated_bytes"),
                 mb(s and s.get("nvim_rss_kb")),
                 panics,
             ]
@@ -200,7 +223,20 @@ def report(r, out, block, warm_keys, loads):
     lines.append("")
     lines.append(
         table(
-            ["keys", "wall s", "keys/s", "answered %", "p50", "p99", "max", "host RSS MB", "nvim RSS MB", "panics"],
+            [
+                "keys",
+                "wall s",
+                "keys/s",
+                "answered %",
+                "p50",
+                "p99",
+                "max",
+                "host RSS MB",
+                "host malloc in use MB",
+                "engine caches MB",
+                "nvim RSS MB",
+                "panics",
+            ],
             block_rows(r, block),
         )
     )
@@ -252,6 +288,12 @@ def report(r, out, block, warm_keys, loads):
         ],
     ]
     lines.append(table(["what", "result"], rows))
+    caches = cache_rows(samples, warm_keys)
+    if caches:
+        lines.append("")
+        lines.append(f"Engine caches (host `status`), after warm-up ({warm_keys} keys) -> end")
+        lines.append("")
+        lines.append(table(["cache", "entries", "estimated MB"], caches))
     for e in examples:
         lines.append("  log: " + e)
     for e in (errs + msgs)[:5]:

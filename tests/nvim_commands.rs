@@ -53,6 +53,10 @@ async fn laya_status_enable_disable_toggle_log_and_completion() {
     assert!(out.contains("Host: laya 0.1.0, pid"), "{out}");
     assert!(out.contains("Engine: backend"), "{out}");
     assert!(out.contains("answered"), "{out}");
+    // Memory: resident, allocated, and the caches as of the first answer.
+    assert!(out.contains("Host memory: "), "{out}");
+    assert!(out.contains("MB allocated, caches ~"), "{out}");
+    assert!(out.contains(" buffers)"), "{out}");
 
     s.command("Laya disable").await;
     assert!(s.ghost().await.is_none());

@@ -244,6 +244,7 @@ local function sample()
     host_rss_kb = rss_kb(pid),
     nvim_rss_kb = rss_kb(vim.fn.getpid()),
     counters = st and st.counters or nil,
+    memory = st and st.memory or nil,
   }
 end
 

@@ -63,6 +63,17 @@ function M.status_lines()
     l.p99_us or 0,
     l.max_us or 0
   )
+  local m = type(st.memory) == 'table' and st.memory or {}
+  if type(m.rss_kb) == 'number' then
+    local mem = string.format('Host memory: %.1f MB resident', m.rss_kb / 1024)
+    if type(m.malloc) == 'table' then
+      mem = mem .. string.format(', %.1f MB allocated', m.malloc.in_use / 1048576)
+    end
+    if type(m.engine) == 'table' then
+      mem = mem .. string.format(', caches ~%.1f MB (%d buffers)', m.engine.estimated_bytes / 1048576, m.engine.buffers)
+    end
+    lines[#lines + 1] = mem
+  end
   return lines
 end
 

@@ -3,6 +3,7 @@
 //! "the word cache"), so the word that followed the same previous word last
 //! time is often the next one; the model forgets that beyond its context.
 
+use super::memory::{self, CacheMemory};
 use crate::text::hash::FastMap;
 use crate::text::tokenizer::is_word_char;
 
@@ -160,6 +161,26 @@ impl BigramCache {
 
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// The keys kept and their estimated heap bytes (the table, each key's
+    /// list of followers and the followers' text).
+    pub fn memory(&self) -> CacheMemory {
+        let lists: usize = self
+            .keys
+            .values()
+            .map(|f| {
+                memory::vec::<(Box<str>, u32)>(f.words.capacity())
+                    + f.words
+                        .iter()
+                        .map(|(w, _)| memory::alloc(w.len()))
+                        .sum::<usize>()
+            })
+            .sum();
+        CacheMemory {
+            entries: self.keys.len(),
+            bytes: memory::table::<Key, Followers>(self.keys.capacity()) + lists,
+        }
     }
 
     /// Occurrences seen after `key`.

@@ -5,6 +5,7 @@
 //! state, and anything else at most one bounded re-read of recent context.
 
 use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
+use super::memory::{self, CacheMemory};
 use super::word_cache::{InVocab, Undo, WordCache};
 use crate::model::kernels::{matvec_f32, Simd};
 use crate::model::Backend;
@@ -151,6 +152,48 @@ impl BufferContext {
 
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
+    }
+
+    /// The cached tokens with their states and undo records, and the learnt
+    /// lines' hashes: entries and estimated heap bytes of each.
+    pub fn memory(&self) -> (CacheMemory, CacheMemory) {
+        // An undo record holds the word (twice: word and pair) and at most
+        // one evicted follower; counted as three small strings.
+        type UndoEntry = Option<(Undo, [Option<BigramUndo>; 2])>;
+        let undo_text: usize = self.undo.iter().flatten().count() * 3 * memory::alloc(8);
+        let oov_text: usize = self
+            .oov
+            .iter()
+            .flatten()
+            .map(|w| memory::alloc(w.len()))
+            .sum();
+        let ahead = self.ahead.as_ref().map_or(0, |a| {
+            memory::vec::<(u32, Vec<f32>)>(a.steps.capacity())
+                + a.steps
+                    .iter()
+                    .map(|(_, s)| memory::vec::<f32>(s.capacity()))
+                    .sum::<usize>()
+        });
+        let tokens = CacheMemory {
+            entries: self.hashes.len(),
+            bytes: memory::vec::<u64>(self.hashes.capacity())
+                + memory::vec::<u32>(self.ids.capacity())
+                + memory::vec::<Option<Box<str>>>(self.oov.capacity())
+                + oov_text
+                + memory::vec::<f32>(self.inv_norms.capacity())
+                + memory::vec::<f32>(self.scores.capacity())
+                + memory::vec::<UndoEntry>(self.undo.capacity())
+                + undo_text
+                + memory::vec::<f32>(self.states.capacity())
+                + memory::vec::<f32>(self.start_state.capacity())
+                + memory::alloc(self.last_context.capacity())
+                + ahead,
+        };
+        let seen = CacheMemory {
+            entries: self.seen_lines.len(),
+            bytes: memory::table::<u64, ()>(self.seen_lines.capacity()),
+        };
+        (tokens, seen)
     }
 
     /// The model state after the whole cached context (empty without a model).

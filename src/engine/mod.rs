@@ -36,6 +36,7 @@ mod give_way;
 pub mod kind;
 mod load;
 mod load_error;
+pub mod memory;
 mod next_keys;
 mod options;
 mod personal;

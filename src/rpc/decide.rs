@@ -90,6 +90,7 @@ impl Decider {
                 }
                 Work::Event(Event::Forget { buffer }) => {
                     self.guarded("forget", || engine.forget(buffer));
+                    self.measure(&engine);
                 }
                 Work::Event(Event::Learn { text, path }) => {
                     let l = &mut self.learning;
@@ -131,6 +132,16 @@ impl Decider {
         if let Err(e) = self.send_answer(answer) {
             error!("cannot send echo to Neovim: {e}");
         }
+    }
+
+    /// Measures the engine's caches for `status`.
+    fn measure(&self, engine: &Engine) {
+        let m = engine.memory();
+        *self
+            .stats
+            .engine_memory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(m);
     }
 
     fn send_answer(&self, answer: Value) -> std::io::Result<()> {
@@ -210,6 +221,9 @@ impl Decider {
                 prediction.ghost.len()
             ),
             Err(e) => error!("cannot send answer to Neovim: {e}"),
+        }
+        if Stats::get(&self.stats.predict_answered) % super::memory::SNAPSHOT_EVERY == 1 {
+            self.measure(engine);
         }
         // The answer is out: the rest is guesswork for the next keystroke.
         self.guarded("think_ahead", || engine.think_ahead(p.buffer));

@@ -196,6 +196,10 @@ impl Host {
             ("engine", engine),
             ("learn", self.learn_value()),
             (
+                "memory",
+                super::memory::value(*s.engine_memory.lock().unwrap_or_else(|e| e.into_inner())),
+            ),
+            (
                 "counters",
                 map(vec![
                     (

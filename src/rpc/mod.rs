@@ -10,6 +10,7 @@ pub mod handler;
 pub mod inbox;
 pub mod learning;
 pub mod log;
+pub mod memory;
 pub mod outbox;
 pub mod params;
 pub mod stats;

@@ -1,6 +1,7 @@
 //! The host's clock and counters, reported by the `status` request and
 //! stamped into every answer so benchmarks can split latency into stages.
 
+use crate::engine::memory::EngineMemory;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -80,6 +81,8 @@ pub struct Stats {
     pub engine_panics: AtomicU64,
     /// Receive → decision done, µs, newest last.
     recent_us: Mutex<VecDeque<u64>>,
+    /// The engine's caches as last measured by the decision thread.
+    pub engine_memory: Mutex<Option<EngineMemory>>,
 }
 
 /// Percentiles over the recent latencies.
