@@ -264,24 +264,7 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
     println!("| backend | dtype | load+warm ms | inside word | word boundary | far edit | steps per boundary / far edit | step µs | output layer µs | RSS MB (peak) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for c in configs {
-        let mut cmd = Command::new(&exe);
-        cmd.arg("bench").args(&shared).arg("--child");
-        // backend:dtype[@model file]
-        let (spec, model) = match c.split_once('@') {
-            Some((spec, path)) => (spec, Some(path)),
-            None => (c.as_str(), None),
-        };
-        match spec.split_once(':') {
-            Some((b, d)) => {
-                cmd.args(["--backend", b, "--dtype", d]);
-            }
-            None => {
-                cmd.arg("--no-model");
-            }
-        }
-        if let Some(path) = model {
-            cmd.args(["--model", path]);
-        }
+        let mut cmd = child_command(&exe, &shared, &c);
         cmd.stderr(std::process::Stdio::inherit());
         let out = match cmd.output() {
             Ok(o) => o,
@@ -302,42 +285,7 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
         if let Some(e) = r["words_error"].as_str() {
             log::warn!("laya bench: {c}: word list not used: {e}");
         }
-        let spk = &r["steps_per_keystroke"];
-        println!(
-            "| {} | {} | {} | {} / {} [{} / {}] | {} / {} [{} / {}] | {} / {} [{} / {}] | {:.2} / {:.1} | {} | {} | {:.1} ({:.1}) |",
-            r["backend"].as_str().unwrap_or("?"),
-            r["dtype"].as_str().filter(|d| !d.is_empty()).unwrap_or("-"),
-            fmt(&r["load_ms"]),
-            fmt(&r["inside"]["p50"]),
-            fmt(&r["inside"]["p99"]),
-            fmt(&r["inside_cpu"]["p50"]),
-            fmt(&r["inside_cpu"]["p99"]),
-            fmt(&r["boundary"]["p50"]),
-            fmt(&r["boundary"]["p99"]),
-            fmt(&r["boundary_cpu"]["p50"]),
-            fmt(&r["boundary_cpu"]["p99"]),
-            fmt(&r["far"]["p50"]),
-            fmt(&r["far"]["p99"]),
-            fmt(&r["far_cpu"]["p50"]),
-            fmt(&r["far_cpu"]["p99"]),
-            spk[1].as_f64().unwrap_or(0.0),
-            spk[2].as_f64().unwrap_or(0.0),
-            fmt(&r["step_us"]),
-            fmt(&r["logits_us"]),
-            r["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
-            r["peak_rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
-        );
-        let nk = &r["next_keys"];
-        if !nk.is_null() {
-            println!(
-                "|  | next keys after each answer: {} / {} [{} / {}], {:.1} keys answered |  |  |  |  |  |  |  |  |",
-                fmt(&nk["wall"]["p50"]),
-                fmt(&nk["wall"]["p99"]),
-                fmt(&nk["cpu"]["p50"]),
-                fmt(&nk["cpu"]["p99"]),
-                nk["keys_per_answer"].as_f64().unwrap_or(0.0),
-            );
-        }
+        print_row(&r);
         log::info!(
             "{c}: {} inside, {} boundary, {} far-edit keystrokes; device {}",
             r["inside"]["n"],
@@ -347,4 +295,68 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
         );
     }
     0
+}
+
+/// The child process measuring configuration `c` (backend:dtype[@model file],
+/// or none): one process each, so load time and memory are its own.
+fn child_command(exe: &std::path::Path, shared: &[String], c: &str) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.arg("bench").args(shared).arg("--child");
+    // backend:dtype[@model file]
+    let (spec, model) = match c.split_once('@') {
+        Some((spec, path)) => (spec, Some(path)),
+        None => (c, None),
+    };
+    match spec.split_once(':') {
+        Some((b, d)) => {
+            cmd.args(["--backend", b, "--dtype", d]);
+        }
+        None => {
+            cmd.arg("--no-model");
+        }
+    }
+    if let Some(path) = model {
+        cmd.args(["--model", path]);
+    }
+    cmd
+}
+
+/// One configuration's row of the table (and its next-keys row).
+fn print_row(r: &Value) {
+    let spk = &r["steps_per_keystroke"];
+    println!(
+        "| {} | {} | {} | {} / {} [{} / {}] | {} / {} [{} / {}] | {} / {} [{} / {}] | {:.2} / {:.1} | {} | {} | {:.1} ({:.1}) |",
+        r["backend"].as_str().unwrap_or("?"),
+        r["dtype"].as_str().filter(|d| !d.is_empty()).unwrap_or("-"),
+        fmt(&r["load_ms"]),
+        fmt(&r["inside"]["p50"]),
+        fmt(&r["inside"]["p99"]),
+        fmt(&r["inside_cpu"]["p50"]),
+        fmt(&r["inside_cpu"]["p99"]),
+        fmt(&r["boundary"]["p50"]),
+        fmt(&r["boundary"]["p99"]),
+        fmt(&r["boundary_cpu"]["p50"]),
+        fmt(&r["boundary_cpu"]["p99"]),
+        fmt(&r["far"]["p50"]),
+        fmt(&r["far"]["p99"]),
+        fmt(&r["far_cpu"]["p50"]),
+        fmt(&r["far_cpu"]["p99"]),
+        spk[1].as_f64().unwrap_or(0.0),
+        spk[2].as_f64().unwrap_or(0.0),
+        fmt(&r["step_us"]),
+        fmt(&r["logits_us"]),
+        r["rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
+        r["peak_rss_kb"].as_f64().unwrap_or(0.0) / 1024.0,
+    );
+    let nk = &r["next_keys"];
+    if !nk.is_null() {
+        println!(
+            "|  | next keys after each answer: {} / {} [{} / {}], {:.1} keys answered |  |  |  |  |  |  |  |  |",
+            fmt(&nk["wall"]["p50"]),
+            fmt(&nk["wall"]["p99"]),
+            fmt(&nk["cpu"]["p50"]),
+            fmt(&nk["cpu"]["p99"]),
+            nk["keys_per_answer"].as_f64().unwrap_or(0.0),
+        );
+    }
 }

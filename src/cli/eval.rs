@@ -110,26 +110,95 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| ((a as f64 / b as f64) * 1e4).round() / 1e4)
 }
 
+/// Counts of the simulation, by ksr.py's rules.
+#[derive(Default)]
+struct Tally {
+    /// Keystrokes and accepted candidates of the three simulated users
+    /// (`SIMS`), who accept the top candidate, any of the top 3 for one key,
+    /// or any of the top 3 for as many keys as its rank.
+    keys: [u64; 3],
+    accepted: [u64; 3],
+    chars: u64,
+    nonword: u64,
+    words: u64,
+    queries: u64,
+    next_word: Hits,
+    /// Completions after 1, 2 and 3 typed characters of a word.
+    completion: [Hits; 3],
+    ghost_shown: u64,
+    ghost_correct: u64,
+    ghost_queried: u64,
+    lat: Latencies,
+    cpu: Latencies,
+    docs_scored: u64,
+    rereads: u64,
+    steps: u64,
+}
+
+const SIMS: [&str; 3] = ["ksr1", "ksr3", "ksr3_rank"];
+
+/// One document, with where each character starts and each word ends.
+struct Doc<'a> {
+    id: u64,
+    text: &'a str,
+    chars: Vec<char>,
+    /// Byte offset of every character (and the end).
+    offs: Vec<usize>,
+    /// Char index where the word at each position ends (the position itself
+    /// when no word character is there).
+    word_end: Vec<usize>,
+}
+
+impl<'a> Doc<'a> {
+    fn new(id: usize, text: &'a str) -> Doc<'a> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut offs: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        offs.push(text.len());
+        let n = chars.len();
+        let mut word_end = vec![n; n + 1];
+        for i in (0..n).rev() {
+            word_end[i] = if is_word_char(chars[i]) {
+                word_end[i + 1]
+            } else {
+                i
+            };
+        }
+        Doc {
+            id: id as u64,
+            text,
+            chars,
+            offs,
+            word_end,
+        }
+    }
+
+    /// Positions where a word starts (0: the next word is probed) and 1 to 3
+    /// characters into a word (the completion after c characters).
+    fn probes(&self, bs: usize, be: usize) -> HashMap<usize, usize> {
+        let chars = &self.chars;
+        let mut probes = HashMap::new();
+        for p in bs..be {
+            if is_word_char(chars[p]) && (p == 0 || !is_word_char(chars[p - 1])) {
+                probes.insert(p, 0);
+                for c in 1..=3 {
+                    if self.word_end[p] - p > c {
+                        probes.insert(p + c, c);
+                    }
+                }
+            }
+        }
+        probes
+    }
+}
+
 /// Runs the simulation; returns the metrics as ksr.py names them.
 pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_json::Value {
-    const SIMS: [&str; 3] = ["ksr1", "ksr3", "ksr3_rank"];
-    let mut keys = [0u64; 3];
-    let mut accepted = [0u64; 3];
-    let (mut chars_total, mut nonword, mut words_total, mut queries) = (0u64, 0u64, 0u64, 0u64);
-    let mut nw = Hits::default();
-    let mut comp: [Hits; 3] = Default::default();
-    let (mut shown, mut correct, mut queried) = (0u64, 0u64, 0u64);
-    let mut lat = Latencies::new();
-    let mut cpu = Latencies::new();
+    let mut t = Tally::default();
     let mut block_idx: i64 = -1;
-    let mut docs_scored = 0;
-    let (mut rereads, mut steps) = (0u64, 0u64);
     let t_start = Instant::now();
     for (d, doc) in documents(text).into_iter().enumerate() {
-        let chars: Vec<char> = doc.chars().collect();
-        let mut offs: Vec<usize> = doc.char_indices().map(|(i, _)| i).collect();
-        offs.push(doc.len());
-        let selected: Vec<(usize, usize)> = blocks(&chars, s.block_chars)
+        let doc = Doc::new(d, doc);
+        let selected: Vec<(usize, usize)> = blocks(&doc.chars, s.block_chars)
             .into_iter()
             .filter(|_| {
                 block_idx += 1;
@@ -139,152 +208,159 @@ pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_j
         if selected.is_empty() {
             continue;
         }
-        docs_scored += 1;
-        let n = chars.len();
-        let mut wend = vec![n; n + 1];
-        for i in (0..n).rev() {
-            wend[i] = if is_word_char(chars[i]) {
-                wend[i + 1]
-            } else {
-                i
-            };
-        }
+        t.docs_scored += 1;
         let mut first = true;
         for (bs, be) in selected {
-            chars_total += (be - bs) as u64;
-            nonword += chars[bs..be].iter().filter(|&&c| !is_word_char(c)).count() as u64;
-            let mut probes: HashMap<usize, usize> = HashMap::new(); // pos -> 0 (next word) or c
-            for p in bs..be {
-                if is_word_char(chars[p]) && (p == 0 || !is_word_char(chars[p - 1])) {
-                    words_total += 1;
-                    probes.insert(p, 0);
-                    for c in 1..=3 {
-                        if wend[p] - p > c {
-                            probes.insert(p + c, c);
-                        }
-                    }
-                }
+            t.block(engine, &doc, bs, be, &mut first, s);
+        }
+    }
+    t.metrics(engine.errors(), t_start)
+}
+
+impl Tally {
+    /// Types the block [bs, be) of `doc` as the three simulated users.
+    fn block(
+        &mut self,
+        engine: &mut Engine,
+        doc: &Doc,
+        bs: usize,
+        be: usize,
+        first: &mut bool,
+        s: &Sampling,
+    ) {
+        let chars = &doc.chars;
+        self.chars += (be - bs) as u64;
+        self.nonword += chars[bs..be].iter().filter(|&&c| !is_word_char(c)).count() as u64;
+        let probes = doc.probes(bs, be);
+        self.words += probes.values().filter(|&&c| c == 0).count() as u64;
+        // Where each simulated user is in the text.
+        let mut tpos = [bs; 3];
+        for p in bs..be {
+            let at: Vec<usize> = (0..3).filter(|&t| tpos[t] == p).collect();
+            let probe = probes.get(&p).copied();
+            if at.is_empty() && probe.is_none() {
+                continue;
             }
-            let mut tpos = [bs; 3];
-            let mut p = bs;
-            while p < be {
-                let at: Vec<usize> = (0..3).filter(|&t| tpos[t] == p).collect();
-                let probe = probes.get(&p).copied();
-                if at.is_empty() && probe.is_none() {
-                    p += 1;
-                    continue;
+            let end = doc.word_end[p];
+            if end == p {
+                for t in at {
+                    self.keys[t] += 1;
+                    tpos[t] = p + 1;
                 }
-                let end = wend[p];
-                if end > p {
-                    let target: String = chars[p..end].iter().collect();
-                    if first {
-                        engine.forget(d as u64);
-                        first = false;
-                    }
-                    let before = &doc[offs[p.saturating_sub(s.window)]..offs[p]];
-                    let c0 = super::bench::thread_cpu_us();
-                    let t0 = Instant::now();
-                    let pred = engine.predict(&Request {
-                        buffer: d as u64,
-                        before,
-                        filetype: "",
-                        kind: Default::default(),
-                        k: s.k,
-                        seen_last: true,
-                    });
-                    lat.record_ns(t0.elapsed().as_nanos() as u64);
-                    cpu.record_us(super::bench::thread_cpu_us() - c0);
-                    let cost = engine.last_cost();
-                    rereads += cost.reread as u64;
-                    steps += cost.steps as u64;
-                    queries += 1;
-                    let cands: Vec<&str> = pred
-                        .candidates
-                        .iter()
-                        .filter(|c| c.replace == 0)
-                        .map(|c| c.insert.as_str())
-                        .take(s.k)
-                        .collect();
-                    let top1 = cands.first().copied().unwrap_or("");
-                    let rank = cands
-                        .iter()
-                        .take(3)
-                        .position(|c| *c == target)
-                        .map(|i| i + 1);
-                    if let Some(c) = probe {
-                        let h = if c == 0 { &mut nw } else { &mut comp[c - 1] };
-                        h.n += 1;
-                        h.top1 += (rank == Some(1)) as u64;
-                        h.top3 += rank.is_some() as u64;
-                    }
-                    let tlen = end - p;
-                    for t in at {
-                        let (ok, cost) = match t {
-                            0 => {
-                                queried += 1;
-                                shown += !top1.is_empty() as u64;
-                                correct += (top1 == target) as u64;
-                                (top1 == target, 1)
-                            }
-                            1 => (rank.is_some(), 1),
-                            _ => (rank.is_some(), rank.unwrap_or(0)),
-                        };
-                        if ok && cost < tlen {
-                            keys[t] += cost as u64;
-                            accepted[t] += 1;
-                            tpos[t] = end;
-                        } else {
-                            keys[t] += 1;
-                            tpos[t] = p + 1;
-                        }
-                    }
+                continue;
+            }
+            if *first {
+                engine.forget(doc.id);
+                *first = false;
+            }
+            let target: String = chars[p..end].iter().collect();
+            let before = &doc.text[doc.offs[p.saturating_sub(s.window)]..doc.offs[p]];
+            let cands = self.ask(engine, doc.id, before, s.k);
+            let top1 = cands.first().map_or("", String::as_str);
+            let rank = cands
+                .iter()
+                .take(3)
+                .position(|c| *c == target)
+                .map(|i| i + 1);
+            if let Some(c) = probe {
+                let h = if c == 0 {
+                    &mut self.next_word
                 } else {
-                    for t in at {
-                        keys[t] += 1;
-                        tpos[t] = p + 1;
+                    &mut self.completion[c - 1]
+                };
+                h.n += 1;
+                h.top1 += (rank == Some(1)) as u64;
+                h.top3 += rank.is_some() as u64;
+            }
+            for t in at {
+                let (ok, cost) = match t {
+                    0 => {
+                        self.ghost_queried += 1;
+                        self.ghost_shown += !top1.is_empty() as u64;
+                        self.ghost_correct += (top1 == target) as u64;
+                        (top1 == target, 1)
                     }
+                    1 => (rank.is_some(), 1),
+                    _ => (rank.is_some(), rank.unwrap_or(0)),
+                };
+                if ok && cost < end - p {
+                    self.keys[t] += cost as u64;
+                    self.accepted[t] += 1;
+                    tpos[t] = end;
+                } else {
+                    self.keys[t] += 1;
+                    tpos[t] = p + 1;
                 }
-                p += 1;
             }
         }
     }
-    // Microseconds to 0.1, 0 when nothing was timed.
-    let pct_of = |l: &Latencies, q: f64| -> f64 {
-        if l.is_empty() {
-            return 0.0;
-        }
-        (l.us(q) * 10.0).round() / 10.0
-    };
-    let saved = |k: u64| ratio(chars_total.saturating_sub(k), chars_total);
-    let mut m = json!({
-        "chars": chars_total,
-        "words": words_total,
-        "docs_scored": docs_scored,
-        "queries": queries,
-        "keystrokes": {SIMS[0]: keys[0], SIMS[1]: keys[1], SIMS[2]: keys[2]},
-        "accepted": {SIMS[0]: accepted[0], SIMS[1]: accepted[1], SIMS[2]: accepted[2]},
-        "KSR@1": saved(keys[0]),
-        "KSR@3": saved(keys[1]),
-        "KSR@3_rankcost": saved(keys[2]),
-        "KSR_max": saved(nonword + words_total),
-        "ghost_precision": ratio(correct, shown),
-        "ghost_shown_rate": ratio(shown, queried),
-        "nextword_top1": ratio(nw.top1, nw.n),
-        "nextword_top3": ratio(nw.top3, nw.n),
-        "nextword_n": nw.n,
-        "wall_s": (t_start.elapsed().as_secs_f64() * 100.0).round() / 100.0,
-        "predictor_errors": engine.errors(),
-        "model_steps": steps,
-        "rereads": rereads,
-        "latency_self": {"n": lat.len(), "p50_us": pct_of(&lat, 50.0), "p90_us": pct_of(&lat, 90.0), "p99_us": pct_of(&lat, 99.0)},
-        "latency_cpu": {"n": cpu.len(), "p50_us": pct_of(&cpu, 50.0), "p90_us": pct_of(&cpu, 90.0), "p99_us": pct_of(&cpu, 99.0)},
-    });
-    for (c, h) in comp.iter().enumerate() {
-        m[format!("comp{}_top1", c + 1)] = json!(ratio(h.top1, h.n));
-        m[format!("comp{}_top3", c + 1)] = json!(ratio(h.top3, h.n));
-        m[format!("comp{}_n", c + 1)] = json!(h.n);
+
+    /// The engine's top `k` whole-word candidates for `before`, timed.
+    fn ask(&mut self, engine: &mut Engine, buffer: u64, before: &str, k: usize) -> Vec<String> {
+        let c0 = super::bench::thread_cpu_us();
+        let t0 = Instant::now();
+        let pred = engine.predict(&Request {
+            buffer,
+            before,
+            filetype: "",
+            kind: Default::default(),
+            k,
+            seen_last: true,
+        });
+        self.lat.record_ns(t0.elapsed().as_nanos() as u64);
+        self.cpu.record_us(super::bench::thread_cpu_us() - c0);
+        let cost = engine.last_cost();
+        self.rereads += cost.reread as u64;
+        self.steps += cost.steps as u64;
+        self.queries += 1;
+        pred.candidates
+            .into_iter()
+            .filter(|c| c.replace == 0)
+            .map(|c| c.insert)
+            .take(k)
+            .collect()
     }
-    m
+
+    fn metrics(&self, errors: u64, t_start: Instant) -> serde_json::Value {
+        // Microseconds to 0.1, 0 when nothing was timed.
+        let pct_of = |l: &Latencies, q: f64| -> f64 {
+            if l.is_empty() {
+                return 0.0;
+            }
+            (l.us(q) * 10.0).round() / 10.0
+        };
+        let (keys, accepted) = (&self.keys, &self.accepted);
+        let saved = |k: u64| ratio(self.chars.saturating_sub(k), self.chars);
+        let mut m = json!({
+            "chars": self.chars,
+            "words": self.words,
+            "docs_scored": self.docs_scored,
+            "queries": self.queries,
+            "keystrokes": {SIMS[0]: keys[0], SIMS[1]: keys[1], SIMS[2]: keys[2]},
+            "accepted": {SIMS[0]: accepted[0], SIMS[1]: accepted[1], SIMS[2]: accepted[2]},
+            "KSR@1": saved(keys[0]),
+            "KSR@3": saved(keys[1]),
+            "KSR@3_rankcost": saved(keys[2]),
+            "KSR_max": saved(self.nonword + self.words),
+            "ghost_precision": ratio(self.ghost_correct, self.ghost_shown),
+            "ghost_shown_rate": ratio(self.ghost_shown, self.ghost_queried),
+            "nextword_top1": ratio(self.next_word.top1, self.next_word.n),
+            "nextword_top3": ratio(self.next_word.top3, self.next_word.n),
+            "nextword_n": self.next_word.n,
+            "wall_s": (t_start.elapsed().as_secs_f64() * 100.0).round() / 100.0,
+            "predictor_errors": errors,
+            "model_steps": self.steps,
+            "rereads": self.rereads,
+            "latency_self": {"n": self.lat.len(), "p50_us": pct_of(&self.lat, 50.0), "p90_us": pct_of(&self.lat, 90.0), "p99_us": pct_of(&self.lat, 99.0)},
+            "latency_cpu": {"n": self.cpu.len(), "p50_us": pct_of(&self.cpu, 50.0), "p90_us": pct_of(&self.cpu, 90.0), "p99_us": pct_of(&self.cpu, 99.0)},
+        });
+        for (c, h) in self.completion.iter().enumerate() {
+            m[format!("comp{}_top1", c + 1)] = json!(ratio(h.top1, h.n));
+            m[format!("comp{}_top3", c + 1)] = json!(ratio(h.top3, h.n));
+            m[format!("comp{}_n", c + 1)] = json!(h.n);
+        }
+        m
+    }
 }
 
 fn pct(x: &serde_json::Value) -> String {
