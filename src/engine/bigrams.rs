@@ -260,6 +260,11 @@ impl BigramCache {
                     f.total -= c;
                     undo.evicted = Some((i, w, c));
                 }
+                if f.words.is_empty() {
+                    // Most keys are followed by one word only: no room for
+                    // four (a grown list doubles as usual).
+                    f.words.reserve_exact(1);
+                }
                 f.words.push((word.into(), 1));
             }
         }

@@ -357,6 +357,14 @@ impl BufferContext {
                     self.states.resize(hidden, 0.0);
                     (self.start_state.as_slice(), &mut self.states[..])
                 } else {
+                    if self.states.capacity() < n * hidden {
+                        // Room for the most tokens held between two trims
+                        // (KEEP, then at most REREAD stepped), in one
+                        // allocation: doubling past KEEP would cost half
+                        // as much again, a megabyte per buffer, for nothing.
+                        let most = n.max(KEEP + REREAD) * hidden;
+                        self.states.reserve_exact(most - self.states.len());
+                    }
                     self.states.resize(n * hidden, 0.0);
                     let (a, b) = self.states.split_at_mut((n - 1) * hidden);
                     (&a[(n - 2) * hidden..], b)
