@@ -265,7 +265,10 @@ def report(r, out, block, warm_keys, loads):
         ],
         ["segments / jumps / buffer switches", f"{r['segments']} / {r['jumps']} / {r['switches']}"],
         ["undo + redo", f"{r['undos']} + {r['redos']}"],
-        ["large pastes (Insert mode, nvim_paste)", f"{r['pastes']} ({r['pasted_bytes'] / 1e6:.1f} MB)"],
+        [
+            "large pastes (Insert mode, nvim_paste); ticks waited for the typeahead",
+            f"{r['pastes']} ({r['pasted_bytes'] / 1e6:.1f} MB); {r.get('paste_waits', '-')}",
+        ],
         [
             "50 MB buffer",
             f"{r.get('big_lines', 0)} lines, loaded in {r.get('big_load_s', 0):.2f} s" if r.get("big_lines") else "none",
