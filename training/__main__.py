@@ -110,13 +110,14 @@ def cmd_speed(a):
     """Training throughput (tokens/s) of a configuration and its variants."""
     import mlx.core as mx
     from . import data, speed
+    from .config import parse_variant
     from .train import config
     if a.cpu:
         mx.set_default_device(mx.cpu)
     vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
     vocab_size = a.size if not os.path.exists(vocab) else sum(1 for _ in open(vocab, encoding="utf-8"))
     ids = speed.stream(data.path("train"), vocab_size)
-    variants = [speed.parse_variant(v) for v in a.variant] or [{}]
+    variants = [parse_variant(v) for v in a.variant] or [{}]
     speed.run(config(a.config), variants, ids, vocab_size, log=log, json_path=a.json, timed=a.steps or 10)
 
 
@@ -189,33 +190,54 @@ def cmd_eval(a):
         json.dump(results, f, indent=1)
 
 
-def cmd_heldout(a):
-    """Whole test-split documents, form-feed separated (METRICS.md §1), ~150 KB per kind,
-    taken round-robin over sources in hash order so every source is represented."""
+def pick_heldout(docs, budget, max_doc):
+    """Whole documents up to `budget` characters, taken round-robin over
+    sources in hash order so every source is represented."""
     import hashlib
+    by_src = {}
+    for r in docs:
+        if len(r["text"]) <= max_doc:
+            by_src.setdefault(r["src"], []).append(r)
+    for group in by_src.values():
+        group.sort(key=lambda r: hashlib.sha256(r["text"].encode()).hexdigest())
+    chosen, size = [], 0
+    while by_src and size < budget:
+        for src in sorted(by_src):
+            if not by_src[src]:
+                continue
+            d = by_src[src].pop(0)
+            if size + len(d["text"]) > budget:
+                continue
+            chosen.append(d["text"])
+            size += len(d["text"])
+        by_src = {s: d for s, d in by_src.items() if d}
+    return chosen
+
+
+def write_heldout(name, chosen, log):
+    path = os.path.join(HELDOUT, f"heldout-{name}.txt")
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\f\n".join(chosen))
+    log(f"{path}: {len(chosen)} documents, {sum(map(len, chosen)) / 1e3:.0f} KB")
+
+
+def cmd_heldout(a):
+    """Whole test-split documents, form-feed separated (METRICS.md §1): ~150 KB
+    per kind (heldout-prose/-code.txt), or with --languages ~40 KB per
+    language (heldout-english.txt for prose, heldout-<language>.txt for each
+    code language whose chosen documents hold at least --min-language characters)."""
     from .corpus.build import read_docs
-    for kind in ("prose", "code"):
-        by_src = {}
-        for r in read_docs("test", kind):
-            if len(r["text"]) <= a.max_doc:
-                by_src.setdefault(r["src"], []).append(r)
-        for docs in by_src.values():
-            docs.sort(key=lambda r: hashlib.sha256(r["text"].encode()).hexdigest())
-        chosen, size = [], 0
-        while by_src and size < a.budget:
-            for src in sorted(by_src):
-                if not by_src[src]:
-                    continue
-                d = by_src[src].pop(0)
-                if size + len(d["text"]) > a.budget:
-                    continue
-                chosen.append(d["text"])
-                size += len(d["text"])
-            by_src = {s: d for s, d in by_src.items() if d}
-        path = os.path.join(HELDOUT, f"heldout-{kind}.txt")
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write("\f\n".join(chosen))
-        log(f"{path}: {len(chosen)} documents, {size / 1e3:.0f} KB")
+    if not a.languages:
+        for kind in ("prose", "code"):
+            write_heldout(kind, pick_heldout(read_docs("test", kind), a.budget, a.max_doc), log)
+        return
+    groups = {"english": list(read_docs("test", "prose"))}
+    for r in read_docs("test", "code"):
+        groups.setdefault(r["lang"], []).append(r)
+    for name, docs in sorted(groups.items()):
+        chosen = pick_heldout(docs, a.budget, a.max_doc)
+        if sum(map(len, chosen)) >= a.min_language:
+            write_heldout(name, chosen, log)
 
 
 def cmd_all(a):
@@ -231,6 +253,7 @@ def main(argv=None):
     p.add_argument("--fetch-only", action="store_true", help="corpus: fetch and unpack the packages, build nothing")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--size", type=int, default=16384, help="vocabulary size")
+    p.add_argument("--out", help="folder of the vocabulary, checkpoint and model files (default training/out)")
     p.add_argument("--config", default="cpu", help="train: tiny | cpu | gpu")
     p.add_argument("--steps", type=int)
     p.add_argument("--batch-size", type=int)
@@ -250,9 +273,17 @@ def main(argv=None):
     p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")
     p.add_argument("--models", nargs="*", help="eval: model names in training/out or paths")
     p.add_argument("--tokens", type=int, help="eval: first N tokens of each test stream")
-    p.add_argument("--budget", type=int, default=150_000, help="heldout: characters per file")
+    p.add_argument("--budget", type=int, help="heldout: characters per file (150,000; 40,000 with --languages)")
+    p.add_argument("--languages", action="store_true", help="heldout: one file per language")
+    p.add_argument("--min-language", type=int, default=10_000,
+                   help="heldout --languages: fewest characters of a language's test documents for a file")
     p.add_argument("--max-doc", type=int, default=25_000, help="heldout: longest document taken")
     a = p.parse_args(argv)
+    if a.budget is None:
+        a.budget = 40_000 if a.languages else 150_000
+    if a.out:
+        global OUT
+        OUT = os.path.abspath(a.out)
     globals()[f"cmd_{a.step}"](a)
 
 

@@ -1,7 +1,7 @@
 """Training configurations (hyper-parameters), shared by the MLX trainer and
 the PyTorch fallback; no framework imports here."""
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 
 @dataclass
@@ -51,3 +51,14 @@ CONFIGS = {
 
 def config(name, **overrides):
     return replace(CONFIGS[name], **{k: v for k, v in overrides.items() if v is not None})
+
+
+def parse_variant(text):
+    """"batch_size=1024,matmul_dtype=bfloat16" -> overrides typed like Config's fields."""
+    types = {f.name: f.type for f in fields(Config)}
+    out = {}
+    for item in filter(None, text.split(",")):
+        key, value = item.split("=", 1)
+        kind = types[key]
+        out[key] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
+    return out

@@ -45,10 +45,11 @@ def copies(rec):
     return int(w) + (1 if frac < w - int(w) else 0)
 
 
-def encode_split(vocab_path, split, kind=None, weighted=False, workers=2):
+def encode_split(vocab_path, split, kind=None, weighted=False, workers=2, lang=None):
     texts = []
     for rec in read_docs(split, kind):
-        texts.extend([rec["text"]] * (copies(rec) if weighted else 1))
+        if lang is None or rec.get("lang") == lang:
+            texts.extend([rec["text"]] * (copies(rec) if weighted else 1))
     with Pool(workers, initializer=_init, initargs=(vocab_path,)) as pool:
         parts = pool.map(_encode, texts, chunksize=16)
     return np.concatenate(parts) if parts else np.zeros(0, np.uint16)
@@ -58,15 +59,25 @@ def path(name):
     return os.path.join(DATA, f"{name}.u16")
 
 
+def code_languages(split="test"):
+    """The languages of a split's code documents, most bytes first."""
+    size = {}
+    for rec in read_docs(split, "code"):
+        size[rec["lang"]] = size.get(rec["lang"], 0) + len(rec["text"])
+    return sorted(size, key=lambda lang: (-size[lang], lang))
+
+
 def build(vocab_path, log=print, workers=2):
-    """train.u16 (weighted mixture) and valid/test per kind."""
+    """train.u16 (weighted mixture), valid/test per kind, and valid/test per
+    code language (`test.python.u16`, ...: scored one language at a time)."""
     os.makedirs(DATA, exist_ok=True)
-    jobs = [("train", None, True)] + [(s, k, False) for s in ("valid", "test") for k in ("prose", "code")]
-    for split, kind, weighted in jobs:
-        name = split if kind is None else f"{split}.{kind}"
-        ids = encode_split(vocab_path, split, kind, weighted, workers)
+    jobs = [("train", None, True, None)] + [(s, k, False, None) for s in ("valid", "test") for k in ("prose", "code")]
+    jobs += [(s, "code", False, lang) for s in ("valid", "test") for lang in code_languages(s)]
+    for split, kind, weighted, lang in jobs:
+        name = split if kind is None else f"{split}.{lang or kind}"
+        ids = encode_split(vocab_path, split, kind, weighted, workers, lang)
         ids.tofile(path(name))
-        log(f"{name:12s} {len(ids):>11,d} tokens")
+        log(f"{name:16s} {len(ids):>11,d} tokens")
 
 
 def load(name):

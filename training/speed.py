@@ -11,24 +11,12 @@ arithmetic is the same; only the loss differs)."""
 import json
 import os
 import time
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, replace
 
 import mlx.core as mx
 import numpy as np
 
-from .config import Config
 from .train import batch, setup, zero_state
-
-
-def parse_variant(text):
-    """"batch_size=1024,matmul_dtype=bfloat16" -> overrides typed like Config's fields."""
-    types = {f.name: f.type for f in fields(Config)}
-    out = {}
-    for item in filter(None, text.split(",")):
-        key, value = item.split("=", 1)
-        kind = types[key]
-        out[key] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
-    return out
 
 
 def measure(ids, vocab_size, cfg, warm=3, timed=10):

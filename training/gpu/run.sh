@@ -1,81 +1,57 @@
 #!/usr/bin/env bash
-# The real training run, on the GPU machine of the `device` tool (no network
-# there). Back-to-back calls, because one call carries at most 64 MiB (with the
-# working tree) and runs at most 10 minutes; pack.sh cuts what they need into
-# carry1/ .. carryN/, one per call:
-#   run.sh stage               keeps the part it carries (carry1 .. carryN-1)
-#   run.sh train MINUTES STOP  (carrying the last part) joins the parts, installs
-#                              MLX beside a link to the CUDA libraries, checks MLX
-#                              on the GPU, and starts a run sized to MINUTES of
-#                              training, stopping (with a checkpoint) STOP minutes
-#                              after the call began (setup counts: a call has
-#                              10 minutes); falls back to PyTorch if MLX cannot run
-#   run.sh resume [STOP]       resumes that run (again until STOP minutes into the call)
-#                              and, once it is complete, exports and evaluates
+# The training run on the GPU machine of the `device` tool (no network there;
+# its python3 has PyTorch), from DIR as pack.sh filled it, in back-to-back
+# calls (the machine, and what /tmp holds, stays only while calls follow
+# each other):
+#   run.sh stage DIR PART        keeps DIR/PART's piece of the payload in /tmp/laya-train
+#   run.sh smoke DIR             the trainer end to end on a tiny random stream: a run
+#                                stopped after its first step, resumed, completed, shards written
+#   run.sh train DIR NAME ARGS   (carrying the last part) joins and checks the parts once,
+#                                unpacks the streams, then trains run NAME:
+#                                python -m training.torch_train --ckpt /tmp/laya-train/NAME
+#                                --out $OUT/NAME --vocab <payload vocabulary> ARGS
+#                                (a run whose checkpoint is there resumes); log in $OUT/NAME.log
 set -uo pipefail
-START=$(date +%s)  # STOP counts from here: setup (unpacking, installing) is part of the call's 10 minutes
-cd "$(dirname "$0")/../.."
-STAGE=/tmp/laya-stage
-OUT=${OUT:-/tmp/laya-out}
-SITE=/tmp/mlxsite
-mkdir -p "$STAGE" "$OUT"
-if [ "$1" = stage ]; then
-  cp training/work/carry*/* "$STAGE"/ && ls -la "$STAGE" && df -h /tmp | tail -1
-  exit
-fi
-
-setup() {  # idempotent: what the first training call does, and a resumed one finds done
-  if [ ! -d "$SITE/mlx" ]; then
-    cp training/work/carry*/* "$STAGE"/
-    (cd "$STAGE" && cat payload.part.* > payload.tar && sha256sum -c SHA256SUMS && tar xf payload.tar) || exit 1
-    P="$STAGE/payload"
-    mkdir -p training/work/data training/out
-    for f in "$P"/*.u16.xz; do xz -dc "$f" > "training/work/data/$(basename "$f" .xz)"; done
-    cp "$P"/laya-default.vocab.txt training/out/
-    python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$P"/mlx-0.32.4-*.whl "$P"/mlx_cuda_13-*.whl
-    # libmlx.so finds the CUDA libraries at $ORIGIN/../../nvidia: link the nvidia-* packages' folder there
-    NV=$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])')
-    ln -sfn "$NV" "$SITE/nvidia"
-  fi
-  ls -la training/work/data
-  export PYTHONPATH="$SITE:$PWD" PYTHONUNBUFFERED=1
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+what=$1 dir=$(cd "$2" && pwd); shift 2
+T=/tmp/laya-train OUT=${OUT:-/tmp/laya-out}
+mkdir -p "$T/parts" "$OUT"
+export PYTHONUNBUFFERED=1 PYTHONPATH="$dir/code"
+cd "$dir/code"
+data() {  # training/work/data of this package -> $1
+  mkdir -p training/work && rm -rf training/work/data && ln -sfn "$1" training/work/data
 }
-
-finish() {  # export and evaluate a complete run; everything the development machine needs goes to $OUT
-  python3 -m training export 2>&1 | tee -a "$OUT/train.log"
-  python3 -m training eval --models laya-default-f32 laya-default --tokens 400000 2>&1 | tee -a "$OUT/train.log"
-  cp training/out/laya-default.safetensors training/out/laya-default-bf16.safetensors training/out/eval.json \
-     training/out/ckpt/state.json "$OUT"/
-  python3 -c 'import mlx.core as mx, numpy as np, sys; from training import shards; shards.save({k: np.array(v) for k, v in mx.load("training/out/laya-default-f32.safetensors").items()}, sys.argv[1])' "$OUT/f32"
-}
-
-complete() {  # the checkpoint has reached the run's last step
-  python3 -c 'import json, sys; s = json.load(open("training/out/ckpt/state.json")); sys.exit(s["step"] < s["config"]["steps"])'
-}
-
-setup
-T0=$(date +%s)
-left() { python3 -c "print(round(max(0.5, $1 - ($(date +%s) - $START) / 60), 2))"; }
-if [ "$1" = train ]; then
-  MINUTES=${2:-6}
-  STOP=$(left "${3:-$MINUTES}")
-  mlx_ok=0
-  if python3 -c 'import mlx.core as mx; a = mx.random.normal((2048, 2048)); mx.eval(a @ a); print("MLX", mx.__version__, mx.default_device(), mx.device_info() if hasattr(mx, "device_info") else "")' 2>&1 | tee "$OUT/mlx-probe.txt"; then
-    python3 -m training train --config gpu --minutes "$MINUTES" --stop-after "$STOP" --fresh 2>&1 | tee "$OUT/train.log" && mlx_ok=1
-  fi
-  if [ $mlx_ok = 0 ]; then
-    left=$(python3 -c "print(max(1.5, $STOP - ($(date +%s) - $T0) / 60))")
-    echo "MLX on CUDA failed (see mlx-probe.txt / train.log); training with PyTorch for $left min" | tee -a "$OUT/train.log"
-    python3 -m training.torch_train --config gpu --minutes "$left" --vocab training/out/laya-default.vocab.txt \
-       --out "$OUT/f32" 2>&1 | tee -a "$OUT/torch.log"
-  fi
-elif [ "$1" = resume ]; then
-  STOP=$(left "${2:-9}")
-  python3 -m training train --config gpu --stop-after "$STOP" 2>&1 | tee "$OUT/train.log"
-fi
-if [ -f training/out/ckpt/state.json ] && complete; then
-  finish
-fi
-cp training/out/ckpt/state.json "$OUT"/ 2>/dev/null
-ls -la "$OUT"
+case $what in
+  stage)
+    cp "$dir/$1"/* "$T/parts/" && ls -la "$T/parts" ;;
+  smoke)
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    python3 -c 'import torch; print("torch", torch.__version__, torch.cuda.get_device_name())'
+    mkdir -p "$T/smoke" && data "$T/smoke"
+    python3 - "$T/smoke" <<'PY' || exit 1
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(0)
+for name, n in [("train", 200_000), ("valid.prose", 5_000), ("valid.code", 5_000), ("test.prose", 5_000),
+                ("test.code", 5_000), ("test.python", 3_000)]:
+    rng.integers(0, 100, n).astype(np.uint16).tofile(f"{d}/{name}.u16")
+open(f"{d}/vocab.txt", "w").write("".join(t + "\n" for t in ["<unk>", "<s>", "<nl>"] + [f"w{i}" for i in range(97)]))
+PY
+    args=(--config tiny --set tbptt=true --vocab "$T/smoke/vocab.txt" --vocab-size 80 --ckpt "$T/smoke/ckpt" --out "$T/smoke/f32")
+    python3 -m training.torch_train "${args[@]}" --fresh --stop-after 0 && \
+    python3 -m training.torch_train "${args[@]}" && \
+    python3 -c 'import sys; from training import shards; t = shards.load(sys.argv[1]); print({k: v.shape for k, v in t.items()})' "$T/smoke/f32" \
+      || exit 1 ;;
+  train)
+    name=$1; shift
+    cp "$dir"/p*/* "$T/parts/" 2>/dev/null  # the part this call carries, if any
+    if [ ! -f "$T/data/.ready" ]; then
+      (cd "$T/parts" && cat part.* > ../payload.tar && cd .. && sha256sum -c parts/SHA256SUMS && tar xf payload.tar) || exit 1
+      mkdir -p "$T/data" && ls "$T"/payload/*.xz | xargs -P 16 -I{} sh -c 'xz -dc {} > '"$T"'/data/$(basename {} .xz)' || exit 1
+      rm -f "$T/payload.tar" && touch "$T/data/.ready"
+    fi
+    data "$T/data"
+    python3 -m training.torch_train --ckpt "$T/$name" --out "$OUT/$name" --vocab "$T/payload/vocab.txt" "$@" 2>&1 \
+      | tee -a "$OUT/$name.log"
+    cp "$T/$name/state.json" "$OUT/$name.state.json" 2>/dev/null
+    ls -la "$OUT" ;;
+esac
