@@ -21,6 +21,7 @@ const SEARCH: usize = 64;
 /// The bounded re-read: at most this many recent tokens are stepped afresh.
 pub const REREAD: usize = 64;
 /// Tokens (and states) kept per buffer; the oldest are dropped beyond it.
+/// With room for REREAD more, the states of a 768-wide model take 1 MB.
 const KEEP: usize = 256;
 /// Tokens of the context `sync` reads, from its end: every alignment it
 /// tries compares the last CHECK tokens before at most SEARCH new ones, and
@@ -29,7 +30,8 @@ const KEEP: usize = 256;
 const TAIL: usize = SEARCH + CHECK + 1;
 const _: () = assert!(REREAD <= TAIL);
 
-/// Lines remembered per buffer as learnt (beyond it, re-read lines are learnt again).
+/// Lines remembered per buffer as learnt (beyond it, re-read lines are learnt
+/// again): a hash table of 1.2 MB at the bound.
 const MAX_SEEN_LINES: usize = 100_000;
 
 fn in_vocab(word: &str, vocab: Option<&Vocab>) -> InVocab {
