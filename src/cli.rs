@@ -11,6 +11,7 @@ mod eval;
 pub mod options;
 pub mod percentiles;
 mod protocol;
+mod user;
 
 use crate::engine::{Engine, Request};
 use clap::{Args, Parser, Subcommand};

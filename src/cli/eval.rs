@@ -3,6 +3,7 @@
 //! ../shared/eval/ksr.py (a test checks that both agree on a file).
 
 use super::percentiles::Latencies;
+use super::user::{ghost_word, scoring_options, Reader, UserArgs};
 use super::EngineArgs;
 use crate::engine::{Engine, Request};
 use crate::text::tokenizer::is_word_char;
@@ -32,6 +33,8 @@ pub struct EvalArgs {
     /// ... starting at this one
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
+    #[command(flatten)]
+    pub user: UserArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -133,6 +136,8 @@ struct Tally {
     docs_scored: u64,
     rereads: u64,
     steps: u64,
+    /// What the user read of the previous answer.
+    reader: Reader,
 }
 
 const SIMS: [&str; 3] = ["ksr1", "ksr3", "ksr3_rank"];
@@ -192,8 +197,16 @@ impl<'a> Doc<'a> {
 }
 
 /// Runs the simulation; returns the metrics as ksr.py names them.
-pub(crate) fn evaluate(engine: &mut Engine, text: &str, s: &Sampling) -> serde_json::Value {
-    let mut t = Tally::default();
+pub(crate) fn evaluate(
+    engine: &mut Engine,
+    user: &UserArgs,
+    text: &str,
+    s: &Sampling,
+) -> serde_json::Value {
+    let mut t = Tally {
+        reader: Reader::new(user),
+        ..Tally::default()
+    };
     let mut block_idx: i64 = -1;
     let t_start = Instant::now();
     for (d, doc) in documents(text).into_iter().enumerate() {
@@ -251,12 +264,14 @@ impl Tally {
             }
             if *first {
                 engine.forget(doc.id);
+                self.reader.forget(doc.id);
                 *first = false;
             }
             let target: String = chars[p..end].iter().collect();
             let before = &doc.text[doc.offs[p.saturating_sub(s.window)]..doc.offs[p]];
-            let cands = self.ask(engine, doc.id, before, s.k);
-            let top1 = cands.first().map_or("", String::as_str);
+            let (cands, ghost) = self.ask(engine, doc.id, before, s.k);
+            // The KSR@1 user accepts the ghost text's first word.
+            let top1 = ghost_word(&ghost);
             let rank = cands
                 .iter()
                 .take(3)
@@ -295,8 +310,14 @@ impl Tally {
         }
     }
 
-    /// The engine's top `k` whole-word candidates for `before`, timed.
-    fn ask(&mut self, engine: &mut Engine, buffer: u64, before: &str, k: usize) -> Vec<String> {
+    /// The engine's top `k` candidates for `before` and its ghost text, timed.
+    fn ask(
+        &mut self,
+        engine: &mut Engine,
+        buffer: u64,
+        before: &str,
+        k: usize,
+    ) -> (Vec<String>, String) {
         let c0 = super::bench::thread_cpu_us();
         let t0 = Instant::now();
         let pred = engine.predict(&Request {
@@ -305,20 +326,23 @@ impl Tally {
             filetype: "",
             kind: Default::default(),
             k,
-            seen_last: true,
+            seen_last: self.reader.seen_last(buffer),
         });
+        self.reader.showed(buffer, &pred.ghost);
         self.lat.record_ns(t0.elapsed().as_nanos() as u64);
         self.cpu.record_us(super::bench::thread_cpu_us() - c0);
         let cost = engine.last_cost();
         self.rereads += cost.reread as u64;
         self.steps += cost.steps as u64;
         self.queries += 1;
-        pred.candidates
+        let cands = pred
+            .candidates
             .into_iter()
             .filter(|c| c.replace == 0)
             .map(|c| c.insert)
             .take(k)
-            .collect()
+            .collect();
+        (cands, pred.ghost)
     }
 
     fn metrics(&self, errors: u64, t_start: Instant) -> serde_json::Value {
@@ -378,16 +402,9 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
         }
     };
     let sampling = Sampling::of(a);
-    let mut opts = a.engine.options();
-    // Only candidates are scored: the ghost text's continuation is not asked
-    // for, and corrections (which replace typed text) are not scored.
-    if a.engine.ghost_words.is_none() {
-        opts.ghost_words = 0;
-    }
-    opts.corrections = false;
-    let mut engine = Engine::new(opts);
+    let mut engine = Engine::new(scoring_options(&a.engine));
     super::describe("laya", &engine);
-    let m = evaluate(&mut engine, &text, &sampling);
+    let m = evaluate(&mut engine, &a.user, &text, &sampling);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
         return 0;

@@ -1,7 +1,10 @@
 //! `laya protocol`: the predictor line protocol of METRICS.md §5 on
 //! stdin/stdout, so ../shared/eval/ksr.py can score the engine. Each document
-//! is its own buffer; `reset` forgets it.
+//! is its own buffer; `reset` forgets it. Each answer carries the ghost text
+//! the Neovim host would show there (protocol 2's `ghost`), so the harness
+//! scores what the user sees.
 
+use super::user::{scoring_options, Reader, UserArgs};
 use super::EngineArgs;
 use crate::engine::kind::TextKind;
 use crate::engine::{Engine, Request};
@@ -40,29 +43,29 @@ pub struct ProtocolArgs {
     #[arg(long)]
     pub no_think_ahead: bool,
     #[command(flatten)]
+    pub user: UserArgs,
+    #[command(flatten)]
     pub engine: EngineArgs,
 }
 
 #[derive(Serialize)]
 struct Answer<'a> {
     candidates: Vec<&'a str>,
+    /// The ghost text shown ("" for none), continuation words included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ghost: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     us: Option<f64>,
     errors: u64,
 }
 
 pub(crate) fn run(a: &ProtocolArgs) -> i32 {
-    let mut opts = a.engine.options();
-    // Only candidates are scored: the ghost text's continuation is not asked
-    // for, and corrections (which replace typed text) cannot be given.
-    if a.engine.ghost_words.is_none() {
-        opts.ghost_words = 0;
-    }
-    opts.corrections = false;
+    let mut opts = scoring_options(&a.engine);
     // Model work for the next request on a helper thread between requests.
     opts.think_ahead = !a.no_think_ahead;
     let mut engine = Engine::new(opts);
     super::describe("laya", &engine);
+    let mut reader = Reader::new(&a.user);
     let mut input = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut line = String::new();
@@ -100,12 +103,13 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
                 engine.learn(&crate::learn::privacy::without_secret_lines(&req.text));
                 writeln!(out, "{{}}")
             }
-            Ok(req) => answer(&mut engine, &req, bad_lines, &mut out),
+            Ok(req) => answer(&mut engine, &mut reader, &req, bad_lines, &mut out),
             Err(e) => {
                 bad_lines += 1;
                 log::warn!("laya protocol: bad request line: {e}");
                 let a = Answer {
                     candidates: Vec::new(),
+                    ghost: None,
                     us: None,
                     errors: bad_lines + engine.errors(),
                 };
@@ -126,6 +130,7 @@ fn write_line(out: &mut impl Write, a: &Answer) -> std::io::Result<()> {
 
 fn answer(
     engine: &mut Engine,
+    reader: &mut Reader,
     req: &Line,
     bad_lines: u64,
     out: &mut impl Write,
@@ -133,6 +138,7 @@ fn answer(
     let t0 = Instant::now();
     if req.reset {
         engine.forget(req.doc);
+        reader.forget(req.doc);
     }
     let p = engine.predict(&Request {
         buffer: req.doc,
@@ -140,8 +146,9 @@ fn answer(
         filetype: "",
         kind: TextKind::parse(&req.syntax),
         k: req.k.unwrap_or(3),
-        seen_last: true,
+        seen_last: reader.seen_last(req.doc),
     });
+    reader.showed(req.doc, &p.ghost);
     let a = Answer {
         candidates: p
             .candidates
@@ -149,6 +156,7 @@ fn answer(
             .filter(|c| c.replace == 0)
             .map(|c| c.insert.as_str())
             .collect(),
+        ghost: Some(&p.ghost),
         us: Some((t0.elapsed().as_secs_f64() * 1e7).round() / 10.0),
         errors: engine.errors() + bad_lines,
     };
