@@ -565,7 +565,7 @@ local function main()
     end, 20)
   end
   preallocate(cfg.keys)
-  table.insert(host.observers, on_shown)
+  table.insert(require('laya._bench').answer_observers, on_shown)
   local paste_text = prose
   while #paste_text < cfg.paste_kb * 1024 do
     paste_text = paste_text .. prose

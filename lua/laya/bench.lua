@@ -184,16 +184,16 @@ function M.run(opts)
   local observer = function(t, answer)
     H.on_shown(run, t, answer)
   end
-  local ghost = require('laya.ghost')
+  local hooks = require('laya._bench')
   local screen_observer = function(text, answer_seq)
     H.on_screen(run, text, answer_seq)
   end
-  table.insert(ghost.observers, screen_observer)
+  table.insert(hooks.screen_observers, screen_observer)
   local echo_observer = function(answer, received_ns)
     H.on_echo(run, answer, received_ns)
   end
-  table.insert(host.observers, observer)
-  table.insert(host.echo_observers, echo_observer)
+  table.insert(hooks.answer_observers, observer)
+  table.insert(hooks.echo_observers, echo_observer)
   -- An automatic completion menu would take the typed <CR> as "accept".
   local menu = require('laya.config').options.menu
   local auto_menu = menu.auto
@@ -202,9 +202,9 @@ function M.run(opts)
   H.progress(run)
   local ok, res = pcall(H.replay, run, keys, opts, host)
   menu.auto = auto_menu
-  H.remove(host.observers, observer)
-  H.remove(host.echo_observers, echo_observer)
-  H.remove(ghost.observers, screen_observer)
+  H.remove(hooks.answer_observers, observer)
+  H.remove(hooks.echo_observers, echo_observer)
+  H.remove(hooks.screen_observers, screen_observer)
   -- The host's view after the run (its latency ring, counters).
   local after = host.request('status') or st
   local host_pid = host.pid
@@ -309,7 +309,7 @@ function H.replay(run, keys, opts, host)
   end
   local function echo()
     local t0 = hrtime()
-    local seq = host.echo()
+    local seq = require('laya._bench').echo()
     if seq and run.typed > opts.warmup then
       run.echoes[seq] = { t0_ns = t0 }
       run.echoes_sent = (run.echoes_sent or 0) + 1

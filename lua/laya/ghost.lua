@@ -32,16 +32,11 @@ H.mark_buf = nil
 H.shown = nil
 --- While an answer is drawn: its seq, passed to the observers.
 H.answer_seq = nil
---- Called with (text on screen or nil, answer seq or nil) whenever the ghost
---- text changes: the seq when an answer from the host drew it, nil when it
---- changed here at once (typed through, hidden). For benchmarks.
-M.observers = {}
+local bench = require('laya._bench')
 
 local function on_screen(text)
   H.shown = text
-  for _, f in ipairs(M.observers) do
-    pcall(f, text, H.answer_seq)
-  end
+  bench.notify(bench.screen_observers, text, H.answer_seq)
 end
 
 local function first_line(s)

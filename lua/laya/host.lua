@@ -7,6 +7,8 @@
 --- status, :checkhealth) wait for the host's reply at most
 --- `request_timeout_ms`, never on the keystroke path.
 
+local bench = require('laya._bench')
+
 local M = {}
 local H = {}
 
@@ -21,13 +23,6 @@ H.gave_up = false
 H.stopping = false
 H.stderr_tail = ''
 H.started_at = 0
---- Called with the timing record of every answer shown (benchmarks).
-M.observers = {}
---- Called with (echo seq, hrtime when its answer came back) for every echo.
-M.echo_observers = {}
---- The last context sent, which `echo` sends again.
-H.last_ctx = nil
-H.echo_seq = 0
 
 local function log(level, msg)
   require('laya.log').log(level, msg)
@@ -190,7 +185,7 @@ function M.predict(ctx)
   M.stats.sent = M.stats.sent + 1
   H.sent_at[ctx.seq] = vim.uv.hrtime()
   H.sent_at[ctx.seq - 64] = nil
-  H.last_ctx = ctx
+  bench.last_ctx = ctx
   return M.notify(
     'predict',
     ctx.buf,
@@ -203,32 +198,6 @@ function M.predict(ctx)
     ctx.seen == true,
     ctx.syntax
   )
-end
-
---- Benchmarks only: sends the last keystroke's context again as an `echo`,
---- which the host answers the way it answers `predict` (same queue, thread
---- and `on_answer` call back) but without the engine: the like-for-like
---- floor of :LayaBench. Returns the echo's seq, or nil when nothing was sent
---- yet or the host is down.
-function M.echo()
-  local ctx = H.last_ctx
-  if not ctx or not M.chan then
-    return nil
-  end
-  H.echo_seq = H.echo_seq + 1
-  local ok = pcall(
-    vim.rpcnotify,
-    M.chan,
-    'echo',
-    ctx.buf,
-    ctx.tick,
-    H.echo_seq,
-    { ctx.row, ctx.col },
-    ctx.before,
-    ctx.after,
-    ctx.filetype
-  )
-  return ok and H.echo_seq or nil
 end
 
 --- How long a command waits for the host's reply before giving up.
@@ -298,9 +267,7 @@ end
 function M.on_answer(answer)
   local received = vim.uv.hrtime()
   if answer.echo then
-    for _, f in ipairs(M.echo_observers) do
-      pcall(f, answer, received)
-    end
+    bench.notify(bench.echo_observers, answer, received)
     return
   end
   M.stats.answers = M.stats.answers + 1
@@ -310,7 +277,7 @@ function M.on_answer(answer)
     return
   end
   M.stats.shown = M.stats.shown + 1
-  if #M.observers > 0 then
+  if #bench.answer_observers > 0 then
     local timing = {
       seq = answer.seq,
       sent_ns = H.sent_at[answer.seq],
@@ -320,9 +287,7 @@ function M.on_answer(answer)
       host_start_us = answer.t_start,
       host_done_us = answer.t_done,
     }
-    for _, f in ipairs(M.observers) do
-      pcall(f, timing, answer)
-    end
+    bench.notify(bench.answer_observers, timing, answer)
   end
 end
 
