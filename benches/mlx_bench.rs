@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use laya::model::cpu::CpuBackend;
-use laya::model::mlx::reference::{self, OwnedWeights};
 use laya::model::mlx::{self, MlxBackend, MlxCompute, MlxDevice, MlxOptions};
+use laya::model::reference::{self, OwnedWeights};
 use laya::model::weights::{WeightType, Weights};
 use laya::model::{vocab_path_for, Backend};
 use laya::text::vocab::Vocab;
@@ -189,13 +189,10 @@ fn token_stream(a: &Args, vocab_size: usize) -> Result<(Vec<u32>, String)> {
             .collect();
         return Ok((toks, format!("text {}", t.display())));
     }
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rng = laya::model::testgen::Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut out = vec![1u32];
     while out.len() < a.steps {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.push((x % vocab_size as u64) as u32);
+        out.push(rng.below(vocab_size) as u32);
     }
     Ok((out, "random token ids".into()))
 }
@@ -397,7 +394,6 @@ fn main() -> Result<()> {
         let mut resident = Stats::default();
         // Parity on this device: the trait path against the FORMAT.md
         // reference over the first 50 steps.
-        let view = w.view();
         let (mut rh, mut rh2, mut rl) = (
             vec![0f32; w.hidden],
             vec![0f32; w.hidden],
@@ -406,8 +402,8 @@ fn main() -> Result<()> {
         let (mut bh, mut bh2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
         let mut worst = 0f32;
         for &t in tokens[..n].iter().take(50) {
-            reference::step(&view, &rh, t, &mut rh2);
-            reference::logits(&view, &rh2, &mut rl);
+            reference::step(&w, &rh, t, &mut rh2);
+            reference::logits(&w, &rh2, &mut rl);
             b.step(&bh, t, &mut bh2)?;
             b.logits(&bh2, &mut l)?;
             worst = l
@@ -635,7 +631,6 @@ fn main() -> Result<()> {
     if a.reference {
         // The FORMAT.md reference in plain Rust (naive loops, f64 sums): a
         // floor for what any CPU code should beat, not the cpu backend.
-        let view = w.view();
         let (mut h, mut h2, mut l) = (
             vec![0f32; w.hidden],
             vec![0f32; w.hidden],
@@ -644,8 +639,8 @@ fn main() -> Result<()> {
         let mut s = Stats::default();
         for &t in tokens[..n].iter().take(500) {
             s.0.record_us(time_us(|| {
-                reference::step(&view, &h, t, &mut h2);
-                reference::logits(&view, &h2, &mut l);
+                reference::step(&w, &h, t, &mut h2);
+                reference::logits(&w, &h2, &mut l);
                 Ok(())
             })?);
             std::mem::swap(&mut h, &mut h2);

@@ -10,17 +10,14 @@ use std::time::Instant;
 
 /// Deterministic text of `words` distinct words in sentences.
 fn text(bytes: usize, words: usize) -> String {
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rng = laya::model::testgen::Rng::new(0x2545_f491_4f6c_dd1d);
     let mut out = String::with_capacity(bytes + 64);
     while out.len() < bytes {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let w = (x % words as u64) as usize;
+        let w = rng.below(words);
         // Zipf-like: small numbers often.
         let w = w * w / words;
         out.push_str(&format!("w{w}x "));
-        if x.is_multiple_of(11) {
+        if rng.below(11) == 0 {
             out.push_str(".\n");
         }
     }

@@ -4,6 +4,7 @@
 
 use laya::engine::{Engine, EngineOptions, Request};
 use laya::model::cpu::CpuBackend;
+use laya::model::reference::{self, OwnedWeights};
 use laya::model::testgen::{
     encode, metadata, random_f32_tensors, write_random_model, write_safetensors, RawTensor,
 };
@@ -44,51 +45,20 @@ fn vocab_of(weights: &Path) -> Vocab {
     Vocab::load(&vocab_path_for(weights)).unwrap()
 }
 
-/// FORMAT.md's step and output, in f64, from the f32 tensors.
+/// FORMAT.md's step and output (the crate's one reference), from the f32
+/// tensors the model files were written from.
 fn reference(v: usize, tokens: &[u32]) -> (Vec<f64>, Vec<f64>) {
-    let t = random_f32_tensors(v, E, H, SEED);
-    let get = |n: &str| {
-        t.iter()
-            .find(|x| x.0 == n)
-            .unwrap()
-            .2
-            .iter()
-            .map(|&f| f as f64)
-            .collect::<Vec<f64>>()
-    };
-    let (embed, wx, wh, b, bhn, pw, pb, ob) = (
-        get("embed"),
-        get("gru.wx"),
-        get("gru.wh"),
-        get("gru.b"),
-        get("gru.bhn"),
-        get("proj.w"),
-        get("proj.b"),
-        get("out.b"),
-    );
-    let mv = |m: &[f64], x: &[f64]| -> Vec<f64> {
-        m.chunks(x.len())
-            .map(|r| r.iter().zip(x).map(|(a, b)| a * b).sum())
-            .collect()
-    };
-    let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let w = OwnedWeights::from_tensors(v, E, H, &random_f32_tensors(v, E, H, SEED));
     let mut h = vec![0.0; H];
-    for &tok in tokens {
-        let x = &embed[tok as usize * E..(tok as usize + 1) * E];
-        let gx: Vec<f64> = mv(&wx, x).iter().zip(&b).map(|(a, c)| a + c).collect();
-        let gh = mv(&wh, &h);
-        h = (0..H)
-            .map(|i| {
-                let r = sig(gx[i] + gh[i]);
-                let z = sig(gx[H + i] + gh[H + i]);
-                let n = (gx[2 * H + i] + r * (gh[2 * H + i] + bhn[i])).tanh();
-                (1.0 - z) * n + z * h[i]
-            })
-            .collect();
+    let mut next = h.clone();
+    for &t in tokens {
+        reference::step(&w, &h, t, &mut next);
+        std::mem::swap(&mut h, &mut next);
     }
-    let y: Vec<f64> = mv(&pw, &h).iter().zip(&pb).map(|(a, c)| a + c).collect();
-    let logits = mv(&embed, &y).iter().zip(&ob).map(|(a, c)| a + c).collect();
-    (h, logits)
+    let mut logits = vec![0.0; v];
+    reference::logits(&w, &h, &mut logits);
+    let f64s = |x: Vec<f32>| x.into_iter().map(f64::from).collect();
+    (f64s(h), f64s(logits))
 }
 
 fn run(b: &mut dyn Backend, tokens: &[u32]) -> (Vec<f32>, Vec<f32>) {

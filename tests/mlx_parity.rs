@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use laya::model::cpu::CpuBackend;
-use laya::model::mlx::reference::{self, top_k, OwnedWeights};
 use laya::model::mlx::{MlxBackend, MlxCompute, MlxDevice, MlxOptions};
+use laya::model::reference::{self, top_k, OwnedWeights};
 use laya::model::weights::{WeightType, Weights};
 use laya::model::{testgen, vocab_path_for, Backend};
 use laya::text::vocab::Vocab;
@@ -22,13 +22,10 @@ const STEPS: usize = 300;
 
 /// `<s>` then a reproducible stream of token ids over the whole vocabulary.
 fn tokens() -> Vec<u32> {
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut rng = testgen::Rng::new(0x2545_F491_4F6C_DD1D);
     let mut out = vec![1u32];
     while out.len() < STEPS {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        out.push((x % VOCAB as u64) as u32);
+        out.push(rng.below(VOCAB) as u32);
     }
     out
 }
@@ -43,14 +40,13 @@ fn cpu_options(compute: MlxCompute) -> MlxOptions {
 
 /// Reference states and logits for every step of `tokens()`.
 fn reference_run(w: &OwnedWeights) -> Vec<(Vec<f32>, Vec<f32>)> {
-    let view = w.view();
     let mut h = vec![0f32; HIDDEN];
     let mut out = Vec::new();
     for &t in &tokens() {
         let mut h2 = vec![0f32; HIDDEN];
-        reference::step(&view, &h, t, &mut h2);
+        reference::step(w, &h, t, &mut h2);
         let mut logits = vec![0f32; VOCAB];
-        reference::logits(&view, &h2, &mut logits);
+        reference::logits(w, &h2, &mut logits);
         h = h2;
         out.push((h.clone(), logits));
     }
@@ -196,7 +192,7 @@ fn fused_and_resident_paths_match_the_plain_step() {
     // mistaken for the device-resident one.
     let (old_h, t) = (&want[5].0, 77u32);
     let mut want_h = vec![0f32; HIDDEN];
-    reference::step(&w.view(), old_h, t, &mut want_h);
+    reference::step(&w, old_h, t, &mut want_h);
     let mut got_h = vec![0f32; HIDDEN];
     mlx.step(old_h, t, &mut got_h)
         .expect("step from an older state");

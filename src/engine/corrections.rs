@@ -190,11 +190,6 @@ impl Fixes {
     }
 }
 
-/// Up to `k` corrections of `prefix` (whole replacement words), best first.
-pub fn suggest(prefix: &str, vocab: &Vocab, buffer: &WordCache, k: usize) -> Vec<Candidate> {
-    Fixes::search(prefix, vocab, buffer).candidates(k)
-}
-
 impl Engine {
     /// Adds spelling corrections to `candidates` (at most `k` in all) when
     /// the prefix fits nothing well (`wants_corrections`); the search is kept
@@ -284,7 +279,7 @@ mod tests {
     #[test]
     fn suggests_known_words() {
         let v = Vocab::from_lines("<unk>\n<s>\n<nl>\nthe\nreceive\nrecipe\nhouse".lines()).unwrap();
-        let got = suggest("recie", &v, &WordCache::new(), 3);
+        let got = Fixes::search("recie", &v, &WordCache::new()).candidates(3);
         assert_eq!(got[0].word, "receive");
         assert_eq!(got[0].replace, 5);
         assert_eq!(got[0].source, Source::Correction);

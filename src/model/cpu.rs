@@ -281,13 +281,6 @@ impl Model {
     }
 }
 
-impl CpuBackend {
-    /// True when the weights are read in place from the mapped file.
-    pub fn is_mapped(&self) -> bool {
-        self.m.weights.is_some()
-    }
-}
-
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
         "cpu"

@@ -76,6 +76,7 @@ pub mod kernels;
 #[cfg(feature = "mlx")]
 pub mod mlx;
 pub mod quant;
+pub mod reference;
 pub mod testgen;
 pub mod weights;
 

@@ -26,6 +26,11 @@ impl Rng {
         self.0.wrapping_mul(0x2545F4914F6CDD1D)
     }
 
+    /// Uniform in 0..n.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
     /// Uniform in [-a, a).
     pub fn uniform(&mut self, a: f32) -> f32 {
         let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;

@@ -2,8 +2,6 @@
 //! prebuilt MLX C++ library, reached by our C++ bridge (bridge.h/bridge.cpp,
 //! compiled by build.rs). This module owns the FFI and its safe wrapper.
 
-pub mod reference;
-
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
 
@@ -565,5 +563,24 @@ impl Backend for MlxBackend {
             unsafe { laya_mlx_logits(self.raw, h.as_ptr(), logits.as_mut_ptr()) },
             "logits",
         )
+    }
+}
+
+impl crate::model::reference::OwnedWeights {
+    /// The weights as the bridge takes them.
+    pub fn view(&self) -> GruWeights<'_, f32> {
+        GruWeights {
+            vocab: self.vocab,
+            embed: self.embed,
+            hidden: self.hidden,
+            embed_w: &self.embed_w,
+            gru_wx: &self.gru_wx,
+            gru_wh: &self.gru_wh,
+            gru_b: &self.gru_b,
+            gru_bhn: &self.gru_bhn,
+            proj_w: &self.proj_w,
+            proj_b: &self.proj_b,
+            out_b: &self.out_b,
+        }
     }
 }

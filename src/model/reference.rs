@@ -1,8 +1,10 @@
-//! A plain, unoptimised Rust GRU step written straight from models/FORMAT.md
-//! (f64 accumulation), and deterministic synthetic weights: the yardstick the
-//! mlx parity test and benchmarks measure the MLX backend against.
+//! A plain, unoptimised GRU step and output layer written straight from
+//! models/FORMAT.md (f64 accumulation): the one yardstick the backends are
+//! measured against (tests/engine_model.rs for the CPU backend,
+//! tests/mlx_parity.rs and benches/mlx_bench.rs for MLX). Not used on the
+//! prediction path.
 
-use super::GruWeights;
+use super::testgen::random_f32_tensors;
 
 /// Owned f32 weights in models/FORMAT.md's layout.
 #[derive(Clone, Debug)]
@@ -21,47 +23,49 @@ pub struct OwnedWeights {
 }
 
 impl OwnedWeights {
-    /// Random weights of a trained model's rough scale, from `seed`.
+    /// Random weights from `seed` (testgen's generator, the one every test
+    /// and benchmark writes model files with).
     pub fn synthetic(vocab: usize, embed: usize, hidden: usize, seed: u64) -> Self {
-        let mut rng = SplitMix(seed);
-        let mut fill =
-            |n: usize, scale: f32| (0..n).map(|_| rng.uniform() * scale).collect::<Vec<f32>>();
-        let se = 1.0 / (embed as f32).sqrt();
-        let sh = 1.0 / (hidden as f32).sqrt();
+        Self::from_tensors(
+            vocab,
+            embed,
+            hidden,
+            &random_f32_tensors(vocab, embed, hidden, seed),
+        )
+    }
+
+    /// The weights of `tensors` (FORMAT.md's names, as testgen makes them).
+    pub fn from_tensors(
+        vocab: usize,
+        embed: usize,
+        hidden: usize,
+        tensors: &[(String, Vec<usize>, Vec<f32>)],
+    ) -> Self {
+        let get = |name: &str| {
+            tensors
+                .iter()
+                .find(|t| t.0 == name)
+                .map(|t| t.2.clone())
+                .unwrap_or_else(|| panic!("no tensor {name}"))
+        };
         OwnedWeights {
             vocab,
             embed,
             hidden,
-            embed_w: fill(vocab * embed, 0.5),
-            gru_wx: fill(3 * hidden * embed, 4.0 * se),
-            gru_wh: fill(3 * hidden * hidden, 2.0 * sh),
-            gru_b: fill(3 * hidden, 0.1),
-            gru_bhn: fill(hidden, 0.1),
-            proj_w: fill(embed * hidden, 2.0 * sh),
-            proj_b: fill(embed, 0.1),
-            out_b: fill(vocab, 0.5),
-        }
-    }
-
-    pub fn view(&self) -> GruWeights<'_, f32> {
-        GruWeights {
-            vocab: self.vocab,
-            embed: self.embed,
-            hidden: self.hidden,
-            embed_w: &self.embed_w,
-            gru_wx: &self.gru_wx,
-            gru_wh: &self.gru_wh,
-            gru_b: &self.gru_b,
-            gru_bhn: &self.gru_bhn,
-            proj_w: &self.proj_w,
-            proj_b: &self.proj_b,
-            out_b: &self.out_b,
+            embed_w: get("embed"),
+            gru_wx: get("gru.wx"),
+            gru_wh: get("gru.wh"),
+            gru_b: get("gru.b"),
+            gru_bhn: get("gru.bhn"),
+            proj_w: get("proj.w"),
+            proj_b: get("proj.b"),
+            out_b: get("out.b"),
         }
     }
 }
 
 /// One GRU step (FORMAT.md): `h_out` = GRU(h, token).
-pub fn step(w: &GruWeights<'_, f32>, h: &[f32], token: u32, h_out: &mut [f32]) {
+pub fn step(w: &OwnedWeights, h: &[f32], token: u32, h_out: &mut [f32]) {
     let (e, hd) = (w.embed, w.hidden);
     let x = &w.embed_w[token as usize * e..][..e];
     let dot = |row: &[f32], v: &[f32]| {
@@ -82,7 +86,7 @@ pub fn step(w: &GruWeights<'_, f32>, h: &[f32], token: u32, h_out: &mut [f32]) {
 }
 
 /// Logits (FORMAT.md): embed · (proj.w · h + proj.b) + out.b.
-pub fn logits(w: &GruWeights<'_, f32>, h: &[f32], out: &mut [f32]) {
+pub fn logits(w: &OwnedWeights, h: &[f32], out: &mut [f32]) {
     let (e, hd) = (w.embed, w.hidden);
     let p: Vec<f64> = (0..e)
         .map(|i| {
@@ -107,22 +111,4 @@ pub fn top_k(values: &[f32], k: usize) -> Vec<usize> {
     idx.sort_by(|&a, &b| values[b].total_cmp(&values[a]).then(a.cmp(&b)));
     idx.truncate(k);
     idx
-}
-
-/// SplitMix64: small, fast, reproducible everywhere.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    fn uniform(&mut self) -> f32 {
-        ((self.next() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
 }
