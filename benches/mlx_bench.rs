@@ -1,7 +1,7 @@
 //! Benchmark of the MLX backend: load and first-call (kernel build) time,
 //! step / logits / fused / decision latency p50-p99 per weight type, and the
 //! top-1 / top-3 agreement of reduced-precision weights with f32. Prints
-//! tables (BENCHMARKS-mlx.md records them); no assertions.
+//! tables (BENCHMARKS.md records them); no assertions.
 //!
 //! cargo bench --features mlx --bench mlx_bench -- [--model F.safetensors]
 //!   [--vocab F.vocab.txt --text F.txt] [--device gpu|cpu|auto] [--steps N]

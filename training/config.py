@@ -36,8 +36,7 @@ CONFIGS = {
     # a first model on a 2-core CPU in about a quarter of an hour
     "cpu": Config(seq_len=48, batch_size=32, steps=1200, lr=4e-3, warmup=50, eval_every=400,
                   eval_tokens=30_000, ckpt_every=200),
-    # the real run on one H200
-    # the real run on one H200 (H = 768: the GRU's share of a word-boundary
+    # the real run on one NVIDIA GPU (H = 768: the GRU's share of a word-boundary
     # step on the CPU backend grows from ~20 % to ~35 %; the output layer still dominates)
     "gpu": Config(hidden_dim=768, dropout=0.1, seq_len=128, batch_size=256, steps=12000, lr=2e-3, warmup=200,
                   min_lr=5e-5, eval_every=2000, eval_tokens=500_000, ckpt_every=2000),

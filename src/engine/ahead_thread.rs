@@ -336,11 +336,10 @@ impl AheadThread {
 /// ordinary priority (nice 19: a 1.5% share against a nice-0 thread when
 /// they compete). (At nice 0, on a busy 2-core machine, it stretched the
 /// requests it was meant to shorten: RTT p90 ~600 us against ~280 without
-/// it.) Not SCHED_IDLE, which it was until 2026-12-03: the kernel counts a
-/// CPU that runs only SCHED_IDLE threads as idle when it places a woken
-/// thread, so the engine's thread and its client kept landing on the
-/// helper's CPU; under ksr.py on a 2-vCPU VM, RTT mean 137-156 against
-/// 105-106 us at nice 19 (prose, 2 alternating repeats; BENCHMARKS.md).
+/// it.) Not SCHED_IDLE: the kernel counts a CPU that runs only SCHED_IDLE
+/// threads as idle when it places a woken thread, so the engine's thread and
+/// its client kept landing on the helper's CPU (under ksr.py on a 2-vCPU VM,
+/// RTT mean 137-156 against 105-106 us at nice 19).
 fn low_priority() {
     #[cfg(target_os = "linux")]
     {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub trait Backend: Send {
     /// "cpu" or "mlx".
     fn name(&self) -> &'static str;
-    /// Where it runs, in words ("cpu f32 (avx2)", "mlx cuda NVIDIA H200").
+    /// Where it runs, in words ("cpu f32 (avx2)", "mlx cuda <GPU name>").
     fn device(&self) -> String;
     fn vocab_size(&self) -> usize;
     fn hidden_dim(&self) -> usize;
@@ -22,8 +22,8 @@ pub trait Backend: Send {
     /// Full-vocabulary logits for state `h` into `logits` (len vocab_size).
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()>;
     /// Logits of the tokens `rows` only (ids in that range) into `out`
-    /// (len rows.len()). Added after the first version of this trait; the
-    /// default computes all logits and copies the range.
+    /// (len rows.len()). The default computes all logits and copies the
+    /// range, so a backend needs it only to be faster.
     fn logits_rows(
         &mut self,
         h: &[f32],
@@ -47,18 +47,18 @@ pub trait Backend: Send {
     /// for a helper thread; None when the backend cannot share them. A
     /// backend that forks computes `logits_rows` in proportion to the rows
     /// and exactly as `logits` does for them (the output layer is split in
-    /// pieces between threads). Added after the first version of this trait.
+    /// pieces between threads).
     fn fork(&self) -> Option<Box<dyn Backend>> {
         None
     }
-    /// The weight dtype it computes with ("f32", "bf16", "int8"). Added after
-    /// the first version of this trait, with a default so existing backends build.
+    /// The weight dtype it computes with ("f32", "bf16", "int8").
     fn dtype(&self) -> &'static str {
         "f32"
     }
     /// `step` then `logits` of the new state. A GPU backend overrides it to
-    /// do both in one evaluation and one device-to-host copy (on an H200 the
-    /// mlx backend takes ~150-170 us fused against ~210 us as two calls).
+    /// do both in one evaluation and one device-to-host copy (on an NVIDIA
+    /// GPU the mlx backend measured ~150-170 us fused against ~210 us as two
+    /// calls; BENCHMARKS.md).
     fn step_logits(
         &mut self,
         h: &[f32],

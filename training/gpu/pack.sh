@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Fills DIR (default .dev/train: a folder of the checkout that the device tool
-# sends and git ignores) with what run.sh's device calls carry:
+# Fills DIR (default .dev/train, which git ignores) with what run.sh needs on
+# the GPU machine (copy DIR there):
 #   DIR/code/training   this package, code only (every call carries it)
 #   DIR/p1 .. DIR/pN    the token streams (xz) and the vocabulary in one tar, cut
-#                       into parts of PART_MB megabytes (default 42: a call
-#                       carries at most 64 MiB, the working tree included); the
-#                       last part holds SHA256SUMS
+#                       into parts of PART_MB megabytes (default 42, small
+#                       enough for any upload); the last part holds SHA256SUMS
 # VOCAB: the vocabulary the streams were encoded with (default training/out's).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
