@@ -1,6 +1,6 @@
 #!/bin/bash
 # Measures the MLX backend on a Linux machine with an NVIDIA GPU and no
-# toolchain (how BENCHMARKS.md's H200 figures were taken). Needs, in $D:
+# toolchain (how BENCHMARKS.md's NVIDIA GPU figures were taken). Needs, in $D:
 #   mlx_bench         the benchmark, built elsewhere with
 #                     `cargo build --release --features mlx --benches` (its
 #                     libmlx is replaced at run time by the CUDA one below)

@@ -133,7 +133,7 @@ def train(train_ids, valid, vocab_size, cfg, ckpt_dir, resume=True, log=print, u
     """Trains (or resumes) a model; `valid` maps a name to a token stream.
     Returns the model and the history of evaluations. `until` stops early (at
     that step, with a checkpoint) as an interruption would; so does
-    `stop_after` seconds of training (a run split over several sessions)."""
+    `stop_after` seconds of training (a run split over several sittings)."""
     model, optimizer, step_fn, state = setup(vocab_size, cfg)
     start, history, hidden = 0, [], zero_state(cfg)
     state_file = os.path.join(ckpt_dir, "state.json")

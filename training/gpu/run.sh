@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# The training run on the GPU machine of the `device` tool (no network there;
-# its python3 has PyTorch), from DIR as pack.sh filled it, in back-to-back
-# calls (the machine, and what /tmp holds, stays only while calls follow
-# each other):
+# The training run on any Linux machine with an NVIDIA GPU whose python3 has
+# PyTorch (no network needed), from DIR as pack.sh filled it, one step after
+# the other (what /tmp holds must stay between the steps):
 #   run.sh stage DIR PART        keeps DIR/PART's piece of the payload in /tmp/laya-train
 #   run.sh smoke DIR             the trainer end to end on a tiny random stream: a run
 #                                stopped after its first step, resumed, completed, shards written
-#   run.sh train DIR NAME ARGS   (carrying the last part) joins and checks the parts once,
+#   run.sh train DIR NAME ARGS   (after the last part) joins and checks the parts once,
 #                                unpacks the streams, then trains run NAME:
 #                                python -m training.torch_train --ckpt /tmp/laya-train/NAME
 #                                --out $OUT/NAME --vocab <payload vocabulary> ARGS

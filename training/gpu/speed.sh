@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Training throughput and short comparison runs on the GPU machine of the
-# `device` tool (no network there), from a folder DIR that carries this
-# training/ package and the MLX wheels cut in two (a call carries at most
-# 64 MiB with the working tree):
-#   speed.sh stage DIR           keeps DIR/part.* for the next call
+# Training throughput and short comparison runs on any Linux machine with an
+# NVIDIA GPU (no network needed), from a folder DIR that holds this training/
+# package and the MLX wheels cut in two (small enough for any upload):
+#   speed.sh stage DIR           keeps DIR/part.* for the next step
 #   speed.sh torch DIR SHAPES    reference: PyTorch's fused cuDNN GRU, same model (BxT shapes)
 #   speed.sh mlx DIR ARGS        joins the parts, installs MLX, runs `python -m training speed ARGS`
 #   speed.sh train DIR MINUTES CONFIG...
