@@ -41,7 +41,14 @@ pub struct ServeArgs {
     /// Bound on the personal store's size
     #[arg(long, value_name = "MB", default_value_t = 16.0, value_parser = positive)]
     pub store_max_mb: f64,
+    /// Largest message read from Neovim; a larger one is skipped unread
+    /// (a request gets an error) [the plugin's largest is about 33 KB]
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_MAX_MESSAGE_MB, value_parser = positive)]
+    pub max_message_mb: f64,
 }
+
+/// The default of `--max-message-mb` (see `framing::DEFAULT_MAX_MESSAGE_BYTES`).
+const DEFAULT_MAX_MESSAGE_MB: f64 = (super::framing::DEFAULT_MAX_MESSAGE_BYTES >> 20) as f64;
 
 fn positive(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
@@ -58,6 +65,11 @@ impl ServeArgs {
     /// The personal store's size bound in bytes.
     pub fn store_max_bytes(&self) -> usize {
         (self.store_max_mb * (1u64 << 20) as f64) as usize
+    }
+
+    /// The cap on incoming messages in bytes.
+    pub fn max_message_bytes(&self) -> usize {
+        (self.max_message_mb * (1u64 << 20) as f64) as usize
     }
 
     /// The ranking constants, `--tune` applied in order.
@@ -94,6 +106,17 @@ mod tests {
         assert_eq!(a.backend, Backend::Auto);
         assert_eq!(a.model, None);
         assert!(!a.no_think_ahead && !a.no_next_keys);
+        assert_eq!(
+            a.max_message_bytes(),
+            crate::rpc::framing::DEFAULT_MAX_MESSAGE_BYTES
+        );
+        assert_eq!(
+            parse(&["--max-message-mb", "0.5"])
+                .unwrap()
+                .max_message_bytes(),
+            1 << 19
+        );
+        assert!(parse(&["--max-message-mb", "0"]).is_err());
         let a = parse(&[
             "--model",
             "m.safetensors",

@@ -1,8 +1,8 @@
-//! The nvim-rs handler: what each incoming method does.
+//! What each incoming method does.
 //!
-//! Notifications only enqueue (nvim-rs awaits them one at a time, so any work
-//! here would delay the next keystroke's request); requests answer at once
-//! from counters. Bad input becomes a log line or an error reply.
+//! Notifications only enqueue (the reader handles them one at a time, so any
+//! work here would delay the next keystroke's request); requests answer at
+//! once from counters. Bad input becomes a log line or an error reply.
 
 use super::decide::map;
 use super::inbox::{Event, Inbox, Job};
@@ -14,11 +14,9 @@ use super::params::{
 use super::stats::{clock_origin_us, now_us, Stats};
 use crate::engine::{EngineInfo, LoadError};
 use log::{debug, error, warn};
-use nvim_rs::{compat::tokio::Compat, Handler, Neovim};
 use rmpv::Value;
 use std::sync::{Arc, Mutex};
-
-pub type Writer = Compat<Outbox>;
+use std::time::{Duration, Instant};
 
 #[derive(Clone)]
 pub struct Host {
@@ -29,6 +27,9 @@ pub struct Host {
     /// Where `call`'s replies go (as notifications, like the answers).
     pub outbox: Outbox,
     pub learn: Arc<Mutex<LearnStatus>>,
+    pub bad_input_log: Arc<Mutex<Quota>>,
+    /// The size cap on incoming messages (see `framing`).
+    pub max_message_bytes: usize,
 }
 
 /// The Lua function that receives the reply to a `call`.
@@ -37,13 +38,11 @@ pub const REPLY_LUA: &str = "require('laya.host').on_reply(...)";
 pub const METHODS: &str =
     "notifications: predict, accepted, forget, learn, forget_learnt, flush, echo, call(id, status|ping); requests: status, ping";
 
-#[async_trait::async_trait]
-impl Handler for Host {
-    type Writer = Writer;
-
-    async fn handle_notify(&self, name: String, args: Vec<Value>, _nvim: Neovim<Writer>) {
+impl Host {
+    /// Handles notification `name`.
+    pub fn notify(&self, name: &str, args: Vec<Value>) {
         let recv_us = now_us();
-        match name.as_str() {
+        match name {
             "predict" => match PredictParams::from_args(&args) {
                 Ok(params) => {
                     Stats::bump(&self.stats.predict_received);
@@ -74,12 +73,12 @@ impl Handler for Host {
             "accepted" => match accepted_args(&args) {
                 Ok((buffer, text)) => {
                     Stats::bump(&self.stats.accepted);
-                    self.inbox.put_event(Event::Accepted { buffer, text });
+                    self.put_event(Event::Accepted { buffer, text });
                 }
                 Err(e) => self.bad_input(&e),
             },
             "forget" => match forget_args(&args) {
-                Ok(buffer) => self.inbox.put_event(Event::Forget { buffer }),
+                Ok(buffer) => self.put_event(Event::Forget { buffer }),
                 Err(e) => self.bad_input(&e),
             },
             // A request that Neovim sends as a notification and waits for
@@ -99,42 +98,37 @@ impl Handler for Host {
                 Err(e) => self.bad_input(&e),
             },
             "learn" => match learn_args(&args) {
-                Ok((text, path)) => self.inbox.put_event(Event::Learn { text, path }),
+                Ok((text, path)) => self.put_event(Event::Learn { text, path }),
                 Err(e) => self.bad_input(&e),
             },
             "forget_learnt" => match forget_learnt_args(&args) {
-                Ok(word) => self.inbox.put_event(Event::ForgetLearnt { word }),
+                Ok(word) => self.put_event(Event::ForgetLearnt { word }),
                 Err(e) => self.bad_input(&e),
             },
             // Save what was learnt now (Neovim is about to exit); status's
             // learn.flushes counts the saves done this way.
-            "flush" => self.inbox.put_event(Event::Flush),
+            "flush" => self.put_event(Event::Flush),
             // Neovim reports a failed notification of ours this way.
             // Its message can quote the answer (buffer text): not logged.
-            "nvim_error_event" => error!(
-                "Neovim rejected a notification of ours (error type {})",
-                args.first().and_then(Value::as_i64).unwrap_or(-1)
-            ),
+            "nvim_error_event" => {
+                if self.within_log_quota() {
+                    error!(
+                        "Neovim rejected a notification of ours (error type {})",
+                        args.first().and_then(Value::as_i64).unwrap_or(-1)
+                    )
+                }
+            }
             other => self.bad_input(&format!(
                 "unknown notification `{}`; {METHODS}",
                 name_head(other)
             )),
         }
     }
-
-    async fn handle_request(
-        &self,
-        name: String,
-        _args: Vec<Value>,
-        _nvim: Neovim<Writer>,
-    ) -> Result<Value, Value> {
-        self.reply(&name)
-    }
 }
 
 /// The head of an unknown method name, for a log line or an error: a name
 /// can be any length (a 100 MB name must not become a 100 MB line).
-fn name_head(name: &str) -> String {
+pub fn name_head(name: &str) -> String {
     const HEAD: usize = 40;
     if name.len() <= HEAD {
         return name.to_string();
@@ -148,7 +142,7 @@ fn name_head(name: &str) -> String {
 
 impl Host {
     /// The answer to request `name` (its arguments, if any, are ignored).
-    fn reply(&self, name: &str) -> Result<Value, Value> {
+    pub fn reply(&self, name: &str) -> Result<Value, Value> {
         match name {
             // Does nothing on purpose: the round-trip floor for benchmarks.
             "ping" => Ok(map(vec![("now_us", Value::from(now_us()))])),
@@ -167,10 +161,39 @@ impl Host {
         }
     }
 
-    fn bad_input(&self, message: &str) {
+    /// Queues an event; one dropped because the queue is full is counted
+    /// and logged (within the log's quota).
+    fn put_event(&self, event: Event) {
+        if !self.inbox.put_event(event) {
+            Stats::bump(&self.stats.events_dropped);
+            self.bad_input("the event queue is full (the engine is behind): an event was dropped");
+        }
+    }
+
+    /// Counts bad input and logs it, within the log's quota.
+    pub fn bad_input(&self, message: &str) {
         Stats::bump(&self.stats.bad_input);
-        warn!("bad input: {message}");
-        debug!("(the host keeps running)");
+        if self.within_log_quota() {
+            warn!("bad input: {message}");
+            debug!("(the host keeps running)");
+        }
+    }
+
+    /// True when a line about bad input may be logged now: a flood of bad
+    /// messages must not become a flood of log lines.
+    fn within_log_quota(&self) -> bool {
+        let mut quota = self.bad_input_log.lock().unwrap_or_else(|e| e.into_inner());
+        match quota.take(Instant::now()) {
+            None => false,
+            Some(0) => true,
+            Some(held) => {
+                warn!(
+                    "bad input: {held} more lines left out (the log takes {} a minute; status counts all bad input)",
+                    Quota::PER_WINDOW
+                );
+                true
+            }
+        }
     }
 
     fn status(&self) -> Value {
@@ -223,6 +246,8 @@ impl Host {
                     ("echo_answered", Value::from(Stats::get(&s.echo_answered))),
                     ("next_keys_sent", Value::from(Stats::get(&s.next_keys_sent))),
                     ("bad_input", Value::from(Stats::get(&s.bad_input))),
+                    ("oversized", Value::from(Stats::get(&s.oversized))),
+                    ("events_dropped", Value::from(Stats::get(&s.events_dropped))),
                     ("engine_panics", Value::from(Stats::get(&s.engine_panics))),
                 ]),
             ),
@@ -321,4 +346,50 @@ fn engine_info_value(i: &EngineInfo) -> Value {
 /// One field of a load error for `status`; nil when there is none.
 fn error_value(e: &Option<LoadError>, field: impl Fn(&LoadError) -> String) -> Value {
     e.as_ref().map_or(Value::Nil, |e| Value::from(field(e)))
+}
+
+/// How many lines of one kind the log takes: `PER_WINDOW` a minute, and
+/// one line saying how many were left out.
+#[derive(Debug, Default)]
+pub struct Quota {
+    window_start: Option<Instant>,
+    logged: u32,
+    held: u64,
+}
+
+impl Quota {
+    pub const PER_WINDOW: u32 = 20;
+    const WINDOW: Duration = Duration::from_secs(60);
+
+    /// None: leave this line out. Some(n): log it, after a line saying
+    /// that `n` were left out before it (when n > 0).
+    pub fn take(&mut self, now: Instant) -> Option<u64> {
+        let start = *self.window_start.get_or_insert(now);
+        if now.duration_since(start) >= Self::WINDOW {
+            self.window_start = Some(now);
+            self.logged = 0;
+        }
+        if self.logged >= Self::PER_WINDOW {
+            self.held += 1;
+            return None;
+        }
+        self.logged += 1;
+        Some(std::mem::take(&mut self.held))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quota_logs_twenty_a_minute_and_counts_the_rest() {
+        let mut q = Quota::default();
+        let t0 = Instant::now();
+        let logged = (0..1000).filter(|_| q.take(t0).is_some()).count();
+        assert_eq!(logged, Quota::PER_WINDOW as usize);
+        assert_eq!(q.take(t0 + Duration::from_secs(30)), None);
+        assert_eq!(q.take(t0 + Duration::from_secs(61)), Some(981));
+        assert_eq!(q.take(t0 + Duration::from_secs(62)), Some(0));
+    }
 }

@@ -5,6 +5,12 @@
 //! queue of feedback events. The RPC side never blocks on the engine.
 //! `echo` jobs (the benchmark floor) take the same path in slots of their
 //! own, so they never supersede a buffer's `predict` or are superseded by it.
+//!
+//! Both are bounded, whatever arrives: at most `MAX_SLOTS` buffers wait
+//! (a predict for one more replaces the one that waited longest: its
+//! answer would be the stalest), and at most `MAX_EVENTS` events holding at
+//! most `MAX_EVENT_TEXT` bytes of text (past that, a new event is dropped
+//! and counted: only a flood reaches it, Neovim sends a few a minute).
 
 use super::params::PredictParams;
 use std::collections::{HashMap, VecDeque};
@@ -29,6 +35,14 @@ impl Job {
 /// (buffer, echo): predictions and echoes of a buffer wait in separate slots.
 type SlotKey = (u64, bool);
 
+/// Buffers with a request waiting, at most.
+pub const MAX_SLOTS: usize = 256;
+/// Events waiting, at most.
+pub const MAX_EVENTS: usize = 4096;
+/// Bytes of text in waiting events, at most (the plugin sends text to
+/// learn in pieces of 32 KB).
+pub const MAX_EVENT_TEXT: usize = 16 << 20;
+
 /// Feedback that must reach the engine in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -52,6 +66,18 @@ pub enum Event {
     Flush,
 }
 
+impl Event {
+    /// Bytes of text the event holds.
+    fn text_bytes(&self) -> usize {
+        match self {
+            Event::Accepted { text, .. } => text.len(),
+            Event::Learn { text, path } => text.len() + path.len(),
+            Event::ForgetLearnt { word } => word.as_ref().map_or(0, String::len),
+            Event::Forget { .. } | Event::Flush => 0,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub enum Work {
     Event(Event),
@@ -64,6 +90,8 @@ struct Slots {
     /// Slots with a waiting job, oldest first, so no buffer starves.
     order: VecDeque<SlotKey>,
     events: VecDeque<Event>,
+    /// Bytes of text in `events`.
+    event_text: usize,
     closed: bool,
 }
 
@@ -82,32 +110,48 @@ impl Inbox {
 
     /// Stores `job` as its buffer's latest; returns true when it replaced
     /// one that was still waiting (whose `seen_last` carries over: both
-    /// keys were typed after the same answer).
+    /// keys were typed after the same answer), or, all slots being taken,
+    /// the one that waited longest.
     pub fn put_predict(&self, mut job: Job) -> bool {
         let mut s = self.lock();
         let slot = job.slot();
         if let Some(old) = s.latest.get(&slot) {
             job.params.seen_last |= old.params.seen_last;
         }
-        let replaced = s.latest.insert(slot, job).is_some();
+        let mut replaced = s.latest.insert(slot, job).is_some();
         if !replaced {
             s.order.push_back(slot);
+            if s.latest.len() > MAX_SLOTS {
+                while let Some(oldest) = s.order.pop_front() {
+                    if s.latest.remove(&oldest).is_some() {
+                        replaced = true;
+                        break;
+                    }
+                }
+            }
         }
         drop(s);
         self.ready.notify_one();
         replaced
     }
 
-    pub fn put_event(&self, event: Event) {
+    /// Queues `event`; false when the queue is full and it was dropped.
+    pub fn put_event(&self, event: Event) -> bool {
         let mut s = self.lock();
         if let Event::Forget { buffer } = event {
             // Nothing to predict for a closed buffer.
             s.latest.retain(|(b, _), _| *b != buffer);
             s.order.retain(|(b, _)| *b != buffer);
         }
+        let text = event.text_bytes();
+        if s.events.len() >= MAX_EVENTS || s.event_text + text > MAX_EVENT_TEXT {
+            return false;
+        }
+        s.event_text += text;
         s.events.push_back(event);
         drop(s);
         self.ready.notify_one();
+        true
     }
 
     /// Blocks until there is work; `None` once closed.
@@ -115,6 +159,7 @@ impl Inbox {
         let mut s = self.lock();
         loop {
             if let Some(e) = s.events.pop_front() {
+                s.event_text -= e.text_bytes();
                 return Some(Work::Event(e));
             }
             while let Some(slot) = s.order.pop_front() {
@@ -237,6 +282,36 @@ mod tests {
         assert!(matches!(inbox.take(), Some(Work::Event(_))));
         inbox.close();
         assert!(inbox.take().is_none());
+    }
+
+    #[test]
+    fn the_slots_and_the_events_are_bounded() {
+        let inbox = Inbox::default();
+        for b in 0..(MAX_SLOTS as u64 + 10) {
+            // Past the bound, each new buffer replaces the oldest waiting.
+            assert_eq!(inbox.put_predict(job(b, b)), b >= MAX_SLOTS as u64);
+        }
+        assert_eq!(inbox.lock().latest.len(), MAX_SLOTS);
+        assert_eq!(
+            seq(inbox.take()),
+            10,
+            "the newest MAX_SLOTS wait, oldest first"
+        );
+        for _ in 0..MAX_SLOTS - 1 {
+            inbox.take();
+        }
+        assert!(!inbox.waiting());
+        let learn = |n: usize| Event::Learn {
+            text: "x".repeat(n),
+            path: String::new(),
+        };
+        assert!(inbox.put_event(learn(MAX_EVENT_TEXT - 10)));
+        assert!(!inbox.put_event(learn(11)), "over the text bound");
+        assert!(inbox.put_event(learn(10)));
+        assert!(matches!(inbox.take(), Some(Work::Event(_))));
+        assert!(inbox.put_event(learn(100)), "taking frees the text");
+        while inbox.put_event(Event::Flush) {}
+        assert_eq!(inbox.lock().events.len(), MAX_EVENTS);
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! The msgpack-RPC host that Neovim starts as a job (`laya serve`).
 //!
-//! Knows nothing of tensors: `handler` decodes and enqueues (`inbox`), the
-//! decision thread (`decide`) asks the engine and answers through `outbox`
-//! (stdout, the only RPC channel). Logs go to stderr (`log`).
+//! Knows nothing of tensors: `reader` cuts stdin into whole messages
+//! (`framing`, under a size cap) and decodes them (`envelope`), `handler`
+//! checks the arguments (`params`) and enqueues (`inbox`), the decision
+//! thread (`decide`) asks the engine and answers through `outbox` (stdout,
+//! the only RPC channel). Logs go to stderr (`log`).
 
 pub mod args;
 pub mod decide;
+pub mod envelope;
+pub mod framing;
 pub mod handler;
 pub mod inbox;
 pub mod learning;
@@ -13,6 +17,7 @@ pub mod log;
 pub mod memory;
 pub mod outbox;
 pub mod params;
+pub mod reader;
 pub mod stats;
 
 use crate::engine::EngineOptions;
@@ -20,7 +25,10 @@ use ::log::{error, info};
 use args::ServeArgs;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+/// The exit code when the input from Neovim went out of sync (garbage on
+/// the channel): the plugin starts a fresh host at once.
+pub const EXIT_OUT_OF_SYNC: i32 = 3;
 
 /// Runs the host on stdin/stdout until Neovim closes the channel; returns the exit code.
 pub fn serve(args: ServeArgs) -> i32 {
@@ -124,13 +132,15 @@ async fn run(args: ServeArgs) -> i32 {
         backend_asked: args.backend.as_str().to_string(),
         outbox: outbox.clone(),
         learn: learn_status,
+        bad_input_log: Default::default(),
+        max_message_bytes: args.max_message_bytes(),
     };
     info!(
         "laya {} serving (pid {})",
         env!("CARGO_PKG_VERSION"),
         std::process::id()
     );
-    let (_nvim, io) = nvim_rs::Neovim::new(stdin_reader().compat(), outbox.compat_write(), host);
+    let read = reader::read_messages(stdin_reader(), &host, host.max_message_bytes);
     // Neovim's jobstop sends SIGTERM: end as when the channel closes, so
     // what was learnt since the last save is saved first.
     let terminated = async {
@@ -139,23 +149,25 @@ async fn run(args: ServeArgs) -> i32 {
             Err(_) => std::future::pending().await,
         }
     };
-    let io = tokio::select! {
-        r = io => r,
+    let code = tokio::select! {
+        end = read => match end {
+            // Neovim closed the channel (exit or jobstop): a normal end.
+            reader::End::Closed => {
+                info!("channel closed, exiting");
+                0
+            }
+            reader::End::OutOfSync(why) => {
+                error!("the input from Neovim is out of sync ({why}): exiting with code {EXIT_OUT_OF_SYNC} so that the editor starts a fresh host");
+                EXIT_OUT_OF_SYNC
+            }
+            reader::End::Failed(e) => {
+                error!("RPC channel failed: {e}");
+                1
+            }
+        },
         _ = terminated => {
             info!("terminated, exiting");
-            Ok(())
-        }
-    };
-    let code = match io {
-        Ok(()) => 0,
-        Err(e) if e.is_channel_closed() => {
-            // Neovim closed the channel (exit or jobstop): a normal end.
-            info!("channel closed, exiting");
             0
-        }
-        Err(e) => {
-            error!("RPC channel failed: {e}");
-            1
         }
     };
     inbox.close();

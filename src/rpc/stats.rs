@@ -77,7 +77,12 @@ pub struct Stats {
     pub echo_answered: AtomicU64,
     /// Answers to the next keys sent (see `Engine::next_keys`).
     pub next_keys_sent: AtomicU64,
+    /// Bad messages of every kind, oversized ones included.
     pub bad_input: AtomicU64,
+    /// Messages over the size cap, skipped.
+    pub oversized: AtomicU64,
+    /// Events dropped because the inbox's event queue was full.
+    pub events_dropped: AtomicU64,
     pub engine_panics: AtomicU64,
     /// Receive → decision done, µs, newest last.
     recent_us: Mutex<VecDeque<u64>>,
