@@ -162,7 +162,11 @@ fn corrections_when_nothing_fits() {
 
 #[test]
 fn ghost_text_respects_the_threshold() {
-    let mut e = buffer_only();
+    let mut e = Engine::new(EngineOptions {
+        model_path: Some(PathBuf::from("/nonexistent/laya-test.safetensors")),
+        threshold: Some(0.3),
+        ..EngineOptions::default()
+    });
     let p = e.predict(&req(
         1,
         "unique words: banana bandana bandit bangle band ba",

@@ -51,6 +51,7 @@ function M.start()
     return false
   end
   local cmd = { o.host.path, 'serve', '--backend', o.host.backend, '--log-level', o.log_level }
+  vim.list_extend(cmd, { '--threshold', tostring(o.ghost.threshold) })
   if o.host.model then
     vim.list_extend(cmd, { '--model', o.host.model })
   end

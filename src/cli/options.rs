@@ -111,7 +111,8 @@ pub struct EngineArgs {
     /// No neural model: only the word list and the text's own words
     #[arg(long)]
     pub no_model: bool,
-    /// Ghost-text confidence threshold in [0, 1]
+    /// Ghost text is shown when the top candidate's probability reaches
+    /// this, in [0, 1] [default: 0.15]
     #[arg(long, value_name = "X")]
     pub threshold: Option<f32>,
     /// Most words of ghost text after the current one

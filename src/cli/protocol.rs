@@ -6,6 +6,7 @@
 
 use super::user::{scoring_options, Reader, UserArgs};
 use super::EngineArgs;
+use crate::engine::gate::Features;
 use crate::engine::kind::TextKind;
 use crate::engine::{Engine, Request};
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,10 @@ pub struct ProtocolArgs {
     /// No model work on a helper thread between requests
     #[arg(long)]
     pub no_think_ahead: bool,
+    /// Add the inputs of the ghost text's show/hide decision to each answer
+    /// (`gate`, see engine::gate; scripts/fit-ghost-gate.py fits on them)
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub user: UserArgs,
     #[command(flatten)]
@@ -57,6 +62,9 @@ struct Answer<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     us: Option<f64>,
     errors: u64,
+    /// `--explain`: the decision's inputs (`gate::Features::vector`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gate: Option<[f32; 8]>,
 }
 
 pub(crate) fn run(a: &ProtocolArgs) -> i32 {
@@ -103,7 +111,10 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
                 engine.learn(&crate::learn::privacy::without_secret_lines(&req.text));
                 writeln!(out, "{{}}")
             }
-            Ok(req) => answer(&mut engine, &mut reader, &req, bad_lines, &mut out),
+            Ok(req) => {
+                let explain = a.explain;
+                answer(&mut engine, &mut reader, &req, bad_lines, explain, &mut out)
+            }
             Err(e) => {
                 bad_lines += 1;
                 log::warn!("laya protocol: bad request line: {e}");
@@ -112,6 +123,7 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
                     ghost: None,
                     us: None,
                     errors: bad_lines + engine.errors(),
+                    gate: None,
                 };
                 write_line(&mut out, &a)
             }
@@ -133,6 +145,7 @@ fn answer(
     reader: &mut Reader,
     req: &Line,
     bad_lines: u64,
+    explain: bool,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let t0 = Instant::now();
@@ -159,6 +172,9 @@ fn answer(
         ghost: Some(&p.ghost),
         us: Some((t0.elapsed().as_secs_f64() * 1e7).round() / 10.0),
         errors: engine.errors() + bad_lines,
+        gate: explain
+            .then(|| Features::of(&p.prefix, &p.candidates).map(|f| f.vector()))
+            .flatten(),
     };
     // Before the answer goes out: the helper starts while the harness reads it.
     engine.think_ahead(req.doc);

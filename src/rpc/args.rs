@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// No answers to the next keys sent ahead of time (for A/B measurements)
     #[arg(long)]
     pub no_next_keys: bool,
+    /// Ghost text is shown when the top candidate's probability reaches
+    /// this, in [0, 1] (lower: more ghosts, more of them wrong) [default: 0.15]
+    #[arg(long, value_name = "X", value_parser = unit)]
+    pub threshold: Option<f32>,
     /// Widest SIMD instruction set of the CPU kernels
     #[arg(long, value_enum, default_value_t)]
     pub simd: SimdArg,
@@ -55,6 +59,13 @@ fn positive(s: &str) -> Result<f64, String> {
         .ok()
         .filter(|m| *m > 0.0 && m.is_finite())
         .ok_or_else(|| "expected a positive number".to_string())
+}
+
+fn unit(s: &str) -> Result<f32, String> {
+    s.parse::<f32>()
+        .ok()
+        .filter(|x| (0.0..=1.0).contains(x))
+        .ok_or_else(|| "expected a number in [0, 1]".to_string())
 }
 
 fn level(s: &str) -> Result<Level, String> {
@@ -130,6 +141,8 @@ mod tests {
         assert_eq!(a.backend, Backend::Cpu);
         assert_eq!(a.log_level, Level::Debug);
         assert!(a.no_next_keys);
+        assert_eq!(parse(&["--threshold", "0.2"]).unwrap().threshold, Some(0.2));
+        assert!(parse(&["--threshold", "2"]).is_err());
         let a = parse(&["--tune=typed_past=0"]).unwrap();
         assert_eq!(a.tuning().give_way, crate::engine::GiveWay::Off);
         assert_eq!(

@@ -105,6 +105,7 @@ async fn run(args: ServeArgs) -> i32 {
             // Between keystrokes, a lowest-priority thread computes the model's
             // distribution after the ghost's word.
             think_ahead: !args.no_think_ahead,
+            threshold: args.threshold,
             ..EngineOptions::default()
         },
         inbox: inbox.clone(),
