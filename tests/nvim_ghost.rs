@@ -42,6 +42,23 @@ async fn ghost_text_shows_the_rest_of_a_buffer_word_inline() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ghost_threshold_reaches_the_host() {
+    let s = Session::start("ghost-threshold").await;
+    // Two words share the prefix: neither is that sure, so the answer
+    // comes and no ghost shows (at the default threshold one would).
+    s.lua("require('laya').setup({ ghost = { threshold = 0.9999 } }) return true")
+        .await;
+    s.insert_after(&["zephyrine zephyrus zephyrine zephyrus"])
+        .await;
+    s.input("zeph").await;
+    let (prefix, words) = answered(&s).await;
+    assert_eq!(prefix, "zeph");
+    assert!(words.iter().any(|w| w == "zephyrine"), "{words:?}");
+    assert_eq!(s.ghost().await, None);
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tab_accepts_as_one_undo_step_with_the_cursor_after_it() {
     let s = Session::start("ghost-accept").await;
     s.insert_after(WORDS).await;
