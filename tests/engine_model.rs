@@ -319,3 +319,55 @@ fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
     );
     assert!(!e.predict(&req).candidates.is_empty());
 }
+
+#[test]
+fn a_directory_or_a_fifo_is_refused_at_once() {
+    let dir = Dir::new("model-kinds");
+    let good = model(&dir.path, "good", WeightType::F32);
+    let vocab = vocab_of(&good);
+    let folder = dir.path.join("folder.safetensors");
+    std::fs::create_dir(&folder).unwrap();
+    let m = format!(
+        "{:#}",
+        Weights::open(&folder, Some(&vocab))
+            .err()
+            .expect("a directory")
+    );
+    assert!(
+        m.contains("folder.safetensors") && m.contains("is a directory"),
+        "{m}"
+    );
+    // A FIFO with no writer: opening it for reading would wait forever.
+    let fifo = dir.path.join("fifo.safetensors");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let f = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(Weights::open(&f, None).err().map(|e| format!("{e:#}")));
+    });
+    let m = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("opening a FIFO returns at once")
+        .expect("a FIFO is refused");
+    assert!(
+        m.contains("fifo.safetensors") && m.contains("not a regular file"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_nan_an_infinity_or_a_huge_weight_is_refused_naming_its_tensor() {
+    for (tag, value) in [("nan", f32::NAN), ("inf", f32::NEG_INFINITY), ("huge", 3e9)] {
+        let m = load_error(tag, |t, _| {
+            let e = t.iter_mut().find(|t| t.name == "gru.wh").unwrap();
+            let at = 4 * (2 * H + 5); // row 2, column 5
+            e.data[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        });
+        assert!(
+            m.contains("`gru.wh`") && m.contains("row 2, column 5") && m.contains("NaN, infinity"),
+            "{tag}: {m}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! The `cpu` backend: the GRU step and the tied output layer of FORMAT.md in
 //! pure Rust, single-threaded, on f32, bf16 or int8 weights. Matrices are read
-//! in place from the memory-mapped file when its dtype is the one asked for
-//! (zero copy, pages shared between processes); otherwise converted once.
+//! in place from the model file's bytes (held by `Weights`) when its dtype is
+//! the one asked for; otherwise converted once.
 
 use super::kernels::{gru_update, matvec_bf16, matvec_f32, matvec_i8, quantize_i16, Simd};
 use super::quant::{from_bf16, quantize_rows, to_bf16};
@@ -19,9 +19,9 @@ use std::sync::{Arc, OnceLock};
 /// all 512 kept cost 512 · 3H · 4 bytes (4.7 MB at H = 768).
 const KEPT_INPUT_GATES: usize = 512;
 
-/// Matrix storage: a byte range of the mapped file, or owned (converted) values.
+/// Matrix storage: a byte range of the model file, or owned (converted) values.
 enum Buf<T> {
-    Mapped(Range<usize>),
+    InFile(Range<usize>),
     Owned(Vec<T>),
 }
 
@@ -37,22 +37,22 @@ struct Matrix {
     data: MatrixData,
 }
 
-/// Reinterprets mapped bytes as `T`. Only used for f32, u16 and i8 (every bit
-/// pattern valid), on ranges whose alignment was checked when mapped.
+/// Reinterprets the file's bytes as `T`. Only used for f32, u16 and i8 (every bit
+/// pattern valid), on ranges whose alignment was checked at load.
 fn cast<T: Copy>(bytes: &[u8]) -> &[T] {
-    // SAFETY: T is one of f32/u16/i8 (all bit patterns valid); `Buf::Mapped`
+    // SAFETY: T is one of f32/u16/i8 (all bit patterns valid); `Buf::InFile`
     // is only built for ranges that align_to leaves with no head or tail.
     let (head, mid, tail) = unsafe { bytes.align_to::<T>() };
     assert!(
         head.is_empty() && tail.is_empty(),
-        "mapped tensor lost its alignment"
+        "tensor in the file lost its alignment"
     );
     mid
 }
 
 fn view<'a, T: Copy>(buf: &'a Buf<T>, map: &'a [u8]) -> &'a [T] {
     match buf {
-        Buf::Mapped(r) => cast(&map[r.clone()]),
+        Buf::InFile(r) => cast(&map[r.clone()]),
         Buf::Owned(v) => v,
     }
 }
@@ -75,13 +75,13 @@ fn load_matrix(w: &Weights, name: &str, target: WeightType) -> Matrix {
     let range = w.range(name);
     let data = match (cfg.dtype, target) {
         (WeightType::F32, WeightType::F32) if aligned_for::<f32>(bytes) => {
-            MatrixData::F32(Buf::Mapped(range))
+            MatrixData::F32(Buf::InFile(range))
         }
         (WeightType::Bf16, WeightType::Bf16) if aligned_for::<u16>(bytes) => {
-            MatrixData::Bf16(Buf::Mapped(range))
+            MatrixData::Bf16(Buf::InFile(range))
         }
         (WeightType::Int8, WeightType::Int8) => MatrixData::Int8(
-            Buf::Mapped(range),
+            Buf::InFile(range),
             w.f32s(&format!("{name}.scale")).into_owned(),
         ),
         _ => {
@@ -131,8 +131,8 @@ fn vector(w: &Weights, name: &str) -> Vec<f32> {
 
 /// The weights, read-only once loaded (shared by `fork`ed backends).
 struct Model {
-    /// The mapped file while any matrix is read from it; dropped (unmapped)
-    /// when everything was converted, so its pages leave the resident set.
+    /// The model file while any matrix is read from it; dropped when
+    /// everything was converted, so its bytes are freed.
     weights: Option<Weights>,
     dtype: WeightType,
     simd: Simd,
@@ -186,7 +186,7 @@ impl CpuBackend {
                 .collect(),
             weights: Some(weights),
         }
-        .unmap_if_unused();
+        .drop_file_if_unused();
         CpuBackend::with_scratch(Arc::new(m))
     }
 
@@ -262,18 +262,18 @@ fn row(m: &Matrix, map: &[u8], r: usize, out: &mut [f32]) {
 }
 
 impl Model {
-    fn unmap_if_unused(mut self) -> Model {
-        let mapped = |m: &Matrix| {
+    fn drop_file_if_unused(mut self) -> Model {
+        let in_file = |m: &Matrix| {
             matches!(
                 m.data,
-                MatrixData::F32(Buf::Mapped(_))
-                    | MatrixData::Bf16(Buf::Mapped(_))
-                    | MatrixData::Int8(Buf::Mapped(_), _)
+                MatrixData::F32(Buf::InFile(_))
+                    | MatrixData::Bf16(Buf::InFile(_))
+                    | MatrixData::Int8(Buf::InFile(_), _)
             )
         };
         if ![&self.embed, &self.wx, &self.wh, &self.proj]
             .into_iter()
-            .any(mapped)
+            .any(in_file)
         {
             self.weights = None;
         }

@@ -1,14 +1,21 @@
-//! Reading a model file (models/FORMAT.md): the safetensors header through
-//! the `safetensors` crate over a read-only memory map (so several Neovim
-//! instances share the pages), the configuration from its metadata, and a
-//! check of every tensor's name, dtype and shape and of the vocabulary hash.
-//! Every problem is an error that names the file and what was expected.
+//! Reading a model file (models/FORMAT.md): the file is read into memory
+//! once, then the safetensors header through the `safetensors` crate, the
+//! configuration from its metadata, a check of every tensor's name, dtype
+//! and shape and of the vocabulary hash, and a scan of every value for NaN
+//! and infinity. Every problem is an error that names the file and what was
+//! expected.
+//!
+//! The bytes are a private copy, not a memory map: a map of a file that is
+//! truncated or rewritten while the host runs kills the process (SIGBUS) or
+//! silently changes the weights under it, and a model file is replaced by
+//! hand, by a package manager or by a training run. The copy costs each
+//! host the file's size in private memory (the pages a map would share).
 
 use crate::text::vocab::Vocab;
 use anyhow::{anyhow, bail, Context, Result};
-use memmap2::Mmap;
 use safetensors::{Dtype, SafeTensors};
 use std::collections::HashMap;
+use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -85,28 +92,99 @@ impl ModelConfig {
     }
 }
 
-/// A validated, memory-mapped model file.
+/// A validated model file, held in memory.
 pub struct Weights {
     pub path: PathBuf,
     pub config: ModelConfig,
-    map: Mmap,
-    /// Byte range in `map` of each tensor.
+    bytes: AlignedBytes,
+    /// Byte range in `bytes` of each tensor.
     ranges: HashMap<String, Range<usize>>,
 }
 
+/// The file's bytes in 8-byte aligned storage, so f32 and bf16 tensors at
+/// aligned offsets are read in place as the file stores them.
+struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    fn zeroed(len: usize) -> AlignedBytes {
+        AlignedBytes {
+            words: vec![0; len.div_ceil(8)],
+            len,
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: `words` holds at least `len` initialised bytes, and u8 has
+        // no alignment or validity requirement.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`, borrowed mutably through `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+/// Opens `path` for reading if it is a regular file. Opened without blocking,
+/// so a FIFO (which would wait for a writer forever) is refused at once.
+fn open_regular(path: &Path) -> Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).context("cannot open")?;
+    let kind = file
+        .metadata()
+        .context("cannot read its metadata")?
+        .file_type();
+    if kind.is_dir() {
+        bail!("is a directory, not a model file (point it at a .safetensors file)");
+    }
+    if !kind.is_file() {
+        bail!("is not a regular file (a FIFO, socket or device cannot hold a model)");
+    }
+    Ok(file)
+}
+
+/// The whole file, read once. A file that changes size while it is read is
+/// an error rather than a mix of two files.
+fn read_all(path: &Path) -> Result<AlignedBytes> {
+    let mut file = open_regular(path)?;
+    let len = file.metadata().context("cannot read its metadata")?.len();
+    let len = usize::try_from(len).context("too large for this machine")?;
+    let mut bytes = AlignedBytes::zeroed(len);
+    file.read_exact(bytes.as_mut_slice())
+        .context("cannot read (did it shrink while being read?)")?;
+    if file.read(&mut [0u8])? != 0 {
+        bail!("grew while being read (is it being written?)");
+    }
+    Ok(bytes)
+}
+
 impl Weights {
-    /// Opens and validates `path`; with `vocab`, also checks that it is the
+    /// Reads and validates `path`; with `vocab`, also checks that it is the
     /// vocabulary the weights were trained with.
     pub fn open(path: &Path, vocab: Option<&Vocab>) -> Result<Weights> {
+        let bytes = read_all(path).with_context(|| format!("model file {}", path.display()))?;
+        Weights::from_bytes(path, bytes, vocab)
+    }
+
+    /// Validates a model file's `bytes` (read from `path`, which errors name).
+    pub fn from_slice(path: &Path, bytes: &[u8], vocab: Option<&Vocab>) -> Result<Weights> {
+        let mut own = AlignedBytes::zeroed(bytes.len());
+        own.as_mut_slice().copy_from_slice(bytes);
+        Weights::from_bytes(path, own, vocab)
+    }
+
+    fn from_bytes(path: &Path, bytes: AlignedBytes, vocab: Option<&Vocab>) -> Result<Weights> {
         let shown = path.display();
-        let file = std::fs::File::open(path)
-            .with_context(|| format!("model file {shown}: cannot open"))?;
-        // SAFETY: the map is read-only and private to this process; the model
-        // file is not written while Laya runs (a file truncated underneath a
-        // running host is outside what any mmap reader can guard against).
-        let map = unsafe { Mmap::map(&file) }
-            .with_context(|| format!("model file {shown}: cannot map"))?;
-        let (config, ranges) = parse(&map).with_context(|| format!("model file {shown}"))?;
+        let (config, ranges) =
+            parse(bytes.as_slice()).with_context(|| format!("model file {shown}"))?;
+        check_finite(&config, &ranges, bytes.as_slice())
+            .with_context(|| format!("model file {shown}"))?;
         if let Some(v) = vocab {
             if v.len() != config.vocab_size {
                 bail!(
@@ -128,14 +206,14 @@ impl Weights {
         Ok(Weights {
             path: path.to_path_buf(),
             config,
-            map,
+            bytes,
             ranges,
         })
     }
 
     /// The raw little-endian bytes of a tensor (validated at open).
     pub fn bytes(&self, name: &str) -> &[u8] {
-        &self.map[self.ranges[name].clone()]
+        &self.bytes.as_slice()[self.ranges[name].clone()]
     }
 
     /// A tensor's byte range within `all_bytes()`.
@@ -143,12 +221,12 @@ impl Weights {
         self.ranges[name].clone()
     }
 
-    /// The whole mapped file.
+    /// The whole file.
     pub fn all_bytes(&self) -> &[u8] {
-        &self.map
+        self.bytes.as_slice()
     }
 
-    /// A tensor of F32 as f32 values: borrowed from the map when aligned, else copied.
+    /// A tensor of F32 as f32 values: borrowed when aligned, else copied.
     pub fn f32s(&self, name: &str) -> std::borrow::Cow<'_, [f32]> {
         let bytes = self.bytes(name);
         // SAFETY: every bit pattern is a valid f32; align_to only reinterprets
@@ -254,4 +332,52 @@ fn parse(buf: &[u8]) -> Result<(ModelConfig, HashMap<String, Range<usize>>)> {
         );
     }
     Ok((config, ranges))
+}
+
+/// Refuses a file with a NaN, an infinity or a value beyond `LARGEST` in any
+/// tensor: such a weight turns every prediction into NaN without any other
+/// sign. Int8 values are small integers; their per-row scales are F32 and
+/// scanned.
+/// The largest weight magnitude accepted. Trained weights are below 100;
+/// up to this bound every sum a step or the output layer computes stays
+/// finite in f32 (a hidden size of 768 and an embedding of 256 included).
+const LARGEST: f32 = 1e6;
+
+fn check_finite(
+    config: &ModelConfig,
+    ranges: &HashMap<String, Range<usize>>,
+    bytes: &[u8],
+) -> Result<()> {
+    for (name, dtype, shape) in config.expected_tensors() {
+        let data = &bytes[ranges[&name].clone()];
+        // bf16 is the upper half of an f32: both read as f32 bits.
+        let bad = match dtype {
+            Dtype::F32 => data
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .position(|v| v.is_nan() || v.abs() > LARGEST),
+            Dtype::BF16 => data
+                .chunks_exact(2)
+                .map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16))
+                .position(|v| v.is_nan() || v.abs() > LARGEST),
+            _ => None,
+        };
+        if let Some(i) = bad {
+            let at = match shape.as_slice() {
+                [_, cols] => format!("row {}, column {}", i / cols, i % cols),
+                _ => format!("index {i}"),
+            };
+            let v = match dtype {
+                Dtype::F32 => f32::from_le_bytes(data[4 * i..4 * i + 4].try_into().expect("4")),
+                _ => f32::from_bits(
+                    (u16::from_le_bytes([data[2 * i], data[2 * i + 1]]) as u32) << 16,
+                ),
+            };
+            bail!(
+                "tensor `{name}` holds {v} at {at}: NaN, infinity or beyond ±{LARGEST:e} \
+                 (a corrupt or badly exported file)"
+            );
+        }
+    }
+    Ok(())
 }
