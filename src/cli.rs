@@ -10,7 +10,7 @@ mod bench;
 mod eval;
 pub mod options;
 pub mod percentiles;
-mod protocol;
+pub mod protocol;
 mod user;
 
 use crate::engine::{Engine, Request};

@@ -74,47 +74,46 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
     let mut engine = Engine::new(opts);
     super::describe("laya", &engine);
     let mut reader = Reader::new(&a.user);
-    let mut input = std::io::stdin().lock();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut line = String::new();
+    let input = std::io::stdin().lock();
+    let out = std::io::BufWriter::new(std::io::stdout().lock());
+    match serve_as(&mut engine, &mut reader, a.explain, input, out) {
+        Ok(()) => 0,
+        Err(e) => {
+            log::error!("laya protocol: cannot read stdin: {e}");
+            1
+        }
+    }
+}
+
+/// Answers every line of `input` with one line on `out` until the input
+/// ends or `out` is closed, for a user who reads every ghost text. A line
+/// that is not a request (bad JSON, not UTF-8, a field of the wrong type)
+/// is answered with no candidates and counted in `errors`; the session goes
+/// on. Err only when `input` fails.
+pub fn serve(engine: &mut Engine, input: impl BufRead, out: impl Write) -> std::io::Result<()> {
+    let mut reader = Reader::new(&UserArgs::default());
+    serve_as(engine, &mut reader, false, input, out)
+}
+
+fn serve_as(
+    engine: &mut Engine,
+    reader: &mut Reader,
+    explain: bool,
+    mut input: impl BufRead,
+    mut out: impl Write,
+) -> std::io::Result<()> {
+    let mut line = Vec::new();
     let mut bad_lines = 0u64;
     loop {
         line.clear();
-        match input.read_line(&mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                log::error!("laya protocol: cannot read stdin: {e}");
-                return 1;
-            }
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
         }
-        let written = match serde_json::from_str::<Line>(&line) {
-            Ok(req) if req.op == "hello" => {
-                let i = engine.info();
-                let hello = json!({
-                    "name": "laya",
-                    "protocol": 2,
-                    "backend": i.backend,
-                    "dtype": i.dtype,
-                    "device": i.device,
-                    "model": i.model_path.map(|p| p.display().to_string()),
-                    "model_error": i.model_error.map(|e| e.to_string()),
-                    "words": i.words_path.map(|p| p.display().to_string()),
-                    "words_error": i.words_error.map(|e| e.to_string()),
-                });
-                writeln!(out, "{hello}")
-            }
-            Ok(req) if req.op == "learn" => {
-                // User-level state, learnt as the host learns the user's
-                // writing (lines that look like secrets left out): it
-                // survives `reset`.
-                engine.learn(&crate::learn::privacy::without_secret_lines(&req.text));
-                writeln!(out, "{{}}")
-            }
-            Ok(req) => {
-                let explain = a.explain;
-                answer(&mut engine, &mut reader, &req, bad_lines, explain, &mut out)
-            }
+        let written = match std::str::from_utf8(&line)
+            .map_err(|e| format!("not UTF-8 ({e})"))
+            .and_then(|l| serde_json::from_str::<Line>(l).map_err(|e| e.to_string()))
+        {
+            Ok(req) => reply(engine, reader, &req, bad_lines, explain, &mut out),
             Err(e) => {
                 bad_lines += 1;
                 log::warn!("laya protocol: bad request line: {e}");
@@ -129,10 +128,45 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
             }
         };
         if written.and_then(|_| out.flush()).is_err() {
-            break;
+            return Ok(());
         }
     }
-    0
+}
+
+/// The answer to one request line.
+fn reply(
+    engine: &mut Engine,
+    reader: &mut Reader,
+    req: &Line,
+    bad_lines: u64,
+    explain: bool,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    match &*req.op {
+        "hello" => {
+            let i = engine.info();
+            let hello = json!({
+                "name": "laya",
+                "protocol": 2,
+                "backend": i.backend,
+                "dtype": i.dtype,
+                "device": i.device,
+                "model": i.model_path.map(|p| p.display().to_string()),
+                "model_error": i.model_error.map(|e| e.to_string()),
+                "words": i.words_path.map(|p| p.display().to_string()),
+                "words_error": i.words_error.map(|e| e.to_string()),
+            });
+            writeln!(out, "{hello}")
+        }
+        "learn" => {
+            // User-level state, learnt as the host learns the user's
+            // writing (lines that look like secrets left out): it
+            // survives `reset`.
+            engine.learn(&crate::learn::privacy::without_secret_lines(&req.text));
+            writeln!(out, "{{}}")
+        }
+        _ => answer(engine, reader, req, bad_lines, explain, out),
+    }
 }
 
 fn write_line(out: &mut impl Write, a: &Answer) -> std::io::Result<()> {

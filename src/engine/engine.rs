@@ -181,7 +181,9 @@ impl Engine {
 
     fn predict_in(&mut self, entry: &mut BufferEntry, req: &Request) -> Prediction {
         let (context, prefix) = split_prefix(req.before);
-        let k = req.k.max(1);
+        // At least the ghost text's candidate; a huge k would size the
+        // candidate pools by it.
+        let k = req.k.clamp(1, super::MAX_CANDIDATES);
         entry.kind = req.kind;
         // The context's tokens and model state, and the model's distribution there.
         let neural = self.update_context(entry, context);

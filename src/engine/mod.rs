@@ -75,6 +75,9 @@ impl Source {
     }
 }
 
+/// The most candidates one prediction gives.
+pub const MAX_CANDIDATES: usize = 100;
+
 /// One keystroke's question.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
@@ -85,7 +88,8 @@ pub struct Request<'a> {
     pub filetype: &'a str,
     /// Prose, comment, string or code at the cursor (the editor's syntax).
     pub kind: kind::TextKind,
-    /// Number of candidates wanted.
+    /// Number of candidates wanted (1 to `MAX_CANDIDATES`; 0 gets the top
+    /// one, which the ghost text needs, a larger k gets `MAX_CANDIDATES`).
     pub k: usize,
     /// The user had seen the previous answer for this buffer when typing
     /// the key that led here: its top candidate, if typed past, gives way

@@ -45,8 +45,9 @@ pub fn looks_secret(line: &str) -> bool {
         // The name right before the `=` / `:`, past blanks and quotes.
         let head = line[..i].trim_end_matches([' ', '\t', '"', '\'']);
         let start = head
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .map_or(0, |k| k + 1);
+            .char_indices()
+            .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .map_or(0, |(k, c)| k + c.len_utf8());
         let name = head[start..].to_ascii_lowercase();
         if NAMES.iter().any(|n| name.ends_with(n)) {
             return true;
@@ -118,6 +119,7 @@ mod tests {
             "export API_KEY=\"x\"",
             "aws_secret_access_key = AKIA",
             "key ghp_Q2x9ZkL0pR7mW3vT8sN1yB4cH6dF5gJ2aE0u",
+            "mot de passe — password=x",
         ] {
             assert!(looks_secret(l), "{l}");
         }
@@ -126,6 +128,10 @@ mod tests {
             "let token_count = tokens.len();",
             "fn very_long_identifier_with_many_words_in_it() {}",
             "See https://example.org/docs/reference/configuration.html",
+            // A multi-byte character right before the `=` / `:`.
+            "\u{c4a}=1",
+            "caf\u{e9}: ouvert",
+            "\u{65e5}\u{672c}: x",
         ] {
             assert!(!looks_secret(l), "{l}");
         }

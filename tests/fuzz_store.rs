@@ -1,0 +1,123 @@
+//! Fuzzing of the personal store's decoder (src/learn/format.rs): files
+//! with a valid checksum over damaged or arbitrary contents (so the
+//! decoder's own checks are reached, not only the checksum's), and any
+//! bytes at all. A file that decodes encodes back to what it decoded to;
+//! one that does not is `Corrupt` with a reason or a named future version;
+//! a damaged count never allocates beyond the file's size.
+//! See support/fuzz.rs for the runs.
+
+#[path = "support/fuzz.rs"]
+mod fuzz;
+
+use laya::learn::format::{checksum, decode, encode, DecodeError, MAGIC, VERSION};
+use proptest::prelude::*;
+
+/// One record: a word, or a pair, written the way the format says, or
+/// with its fields damaged.
+fn record() -> impl Strategy<Value = Vec<u8>> {
+    let text = prop_oneof![
+        4 => "[a-zA-Z_]{1,12}".prop_map(String::into_bytes),
+        1 => any::<String>().prop_map(String::into_bytes),
+        1 => prop::collection::vec(any::<u8>(), 0..12),
+    ];
+    let put = |out: &mut Vec<u8>, t: &[u8], lie: Option<u16>| {
+        out.extend_from_slice(&lie.unwrap_or(t.len() as u16).to_le_bytes());
+        out.extend_from_slice(t);
+    };
+    let lie = prop_oneof![8 => Just(None), 1 => any::<u16>().prop_map(Some)];
+    prop_oneof![
+        (text.clone(), lie.clone(), any::<[u32; 2]>()).prop_map(move |(w, l, e)| {
+            let mut out = Vec::new();
+            put(&mut out, &w, l);
+            out.extend_from_slice(&e[0].to_le_bytes());
+            out.extend_from_slice(&e[1].to_le_bytes());
+            out
+        }),
+        (
+            prop_oneof![4 => 0u8..2, 1 => any::<u8>()],
+            text.clone(),
+            text,
+            lie,
+            any::<[u32; 2]>()
+        )
+            .prop_map(move |(order, c, w, l, e)| {
+                let mut out = vec![order];
+                put(&mut out, &c, l);
+                put(&mut out, &w, None);
+                out.extend_from_slice(&e[0].to_le_bytes());
+                out.extend_from_slice(&e[1].to_le_bytes());
+                out
+            }),
+        prop::collection::vec(any::<u8>(), 0..8),
+    ]
+}
+
+/// A store file: the header with counts that may lie, records, usually a
+/// correct checksum, sometimes a cut or a flipped byte.
+fn store_file() -> impl Strategy<Value = Vec<u8>> {
+    let structured = (
+        prop_oneof![8 => Just(VERSION), 1 => any::<u32>()],
+        prop::collection::vec(record(), 0..12),
+        prop_oneof![4 => Just(None), 1 => any::<(u32, u32)>().prop_map(Some)],
+        prop_oneof![6 => Just(None), 1 => any::<(usize, u8)>().prop_map(Some)],
+        prop::bool::weighted(0.9),
+    )
+        .prop_map(|(version, records, counts, flip, sign)| {
+            // Without lying counts: the first half of the records are words.
+            let (nw, np) = counts.unwrap_or((
+                (records.len() / 2) as u32,
+                (records.len() - records.len() / 2) as u32,
+            ));
+            let mut out = MAGIC.to_vec();
+            out.extend_from_slice(&version.to_le_bytes());
+            out.extend_from_slice(&nw.to_le_bytes());
+            out.extend_from_slice(&np.to_le_bytes());
+            for r in records {
+                out.extend_from_slice(&r);
+            }
+            if let Some((at, x)) = flip {
+                let n = out.len();
+                out[at % n] ^= x;
+            }
+            let sum = if sign { checksum(&out) } else { 0 };
+            out.extend_from_slice(&sum.to_le_bytes());
+            out
+        });
+    prop_oneof![
+        6 => structured,
+        1 => prop::collection::vec(any::<u8>(), 0..200),
+        1 => prop::collection::vec(any::<u8>(), 0..64).prop_map(|tail| {
+            let mut b = MAGIC.to_vec();
+            b.extend_from_slice(&tail);
+            b
+        }),
+    ]
+}
+
+fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
+    let (result, peak) = fuzz::peak_bytes(|| decode(bytes));
+    fuzz::within(peak, 64 * bytes.len() + 4096, "store decode")?;
+    match result {
+        Ok(l) => {
+            let again = encode(&l);
+            prop_assert_eq!(again.len(), l.encoded_len());
+            prop_assert_eq!(decode(&again), Ok(l));
+        }
+        Err(DecodeError::Corrupt(why)) => prop_assert!(!why.is_empty()),
+        Err(DecodeError::FutureVersion(v)) => prop_assert!(v > VERSION),
+    }
+    Ok(())
+}
+
+#[test]
+fn store_files() {
+    fuzz::run("personal store", fuzz::QUICK, store_file(), |b| check(&b));
+}
+
+#[test]
+#[ignore = "long run: LAYA_FUZZ_CASES (default 1M) cases"]
+fn store_files_long() {
+    fuzz::run("personal store", fuzz::long_cases(), store_file(), |b| {
+        check(&b)
+    });
+}
