@@ -135,7 +135,25 @@ using Fn = std::function<std::vector<mx::array>(const std::vector<mx::array> &)>
 // own, once per call. Any doubt about the buffer means: use data() instead.
 namespace cuda_copy {
 
-// The head of MLX's CudaBuffer (mlx/backend/cuda/allocator.h, MLX 0.32).
+// The head of MLX's CudaBuffer (mlx/backend/cuda/allocator.h), a private
+// structure: its layout was read from MLX 0.32.4's header and holds for that
+// version only. Built against or running with any other MLX, this copy is
+// off and results come through MLX's public array::data().
+#define LAYA_MLX_CUDA_BUFFER_VERSION "0.32.4"
+#if MLX_VERSION_NUMERIC == 32004
+constexpr bool layout_known_at_build = true;
+#else
+constexpr bool layout_known_at_build = false;
+#endif
+
+// True when both the MLX built against and the one loaded are 0.32.4.
+bool layout_known() {
+  static const bool known = layout_known_at_build &&
+                            std::strcmp(mx::version(),
+                                        LAYA_MLX_CUDA_BUFFER_VERSION) == 0;
+  return known;
+}
+
 struct MlxCudaBuffer {
   void *data;
   size_t size;
@@ -198,6 +216,9 @@ float *staging(size_t bytes) {
 // `a` (evaluated, on the CUDA device) copied to pinned memory; nullptr when
 // this path does not apply.
 const float *fetch(const mx::array &a) {
+  if (!layout_known()) {
+    return nullptr;
+  }
   const Api &x = api();
   if (!x.ok) {
     return nullptr;
@@ -548,6 +569,14 @@ int laya_mlx_device_name(const LayaMlx *m, char *buf, size_t len) {
       name = "gpu (metal)";
 #else
       name = "gpu (cuda)";
+#if defined(__linux__)
+      if (m->fast_copy && !cuda_copy::layout_known()) {
+        // Said once, where the backend is described (status, bench).
+        name += std::string(" [MLX ") + mx::version() +
+                ": results read through array::data(), our faster copy "
+                "needs MLX " LAYA_MLX_CUDA_BUFFER_VERSION "]";
+      }
+#endif
 #endif
       const auto &info = mx::device_info(m->device);
       auto it = info.find("device_name");
