@@ -14,6 +14,8 @@ local H = {}
 
 M.chan = nil
 M.pid = nil
+--- The host's exit code when its input went out of sync (src/rpc/mod.rs).
+M.EXIT_OUT_OF_SYNC = 3
 --- Counters shown by :Laya status and used by tests.
 M.stats = { sent = 0, answers = 0, dropped = 0, shown = 0, starts = 0, exits = 0, next_keys = 0, next_keys_kept = 0 }
 --- hrtime (ns) of each send, by seq; only the latest few are kept.
@@ -156,6 +158,18 @@ function H.on_exit(job, code)
     return
   end
   local delay = math.min(100 * 2 ^ (H.failures - 1), 5000)
+  if code == M.EXIT_OUT_OF_SYNC then
+    -- Garbage reached the host's input and it ended on purpose: a fresh
+    -- host at once, so the next key's request goes to it. One message per
+    -- session says so.
+    delay = 0
+    if not H.told_out_of_sync then
+      H.told_out_of_sync = true
+      vim.schedule(function()
+        vim.notify('Laya: the host received garbage on its input and was restarted (:Laya log)', vim.log.levels.WARN)
+      end)
+    end
+  end
   H.restart_pending = true
   vim.defer_fn(function()
     H.restart_pending = false

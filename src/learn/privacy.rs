@@ -44,6 +44,8 @@ pub fn looks_secret(line: &str) -> bool {
         }
         // The name right before the `=` / `:`, past blanks and quotes.
         let head = line[..i].trim_end_matches([' ', '\t', '"', '\'']);
+        // Past the last character that is not part of a name (it may be
+        // several bytes long).
         let start = head
             .char_indices()
             .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
@@ -86,6 +88,13 @@ pub fn without_secret_lines(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_after_a_multibyte_character_is_read_without_a_panic() {
+        assert!(looks_secret("é€password = x"));
+        assert!(!looks_secret("café= x"));
+        assert!(!looks_secret("日本: 語"));
+    }
 
     #[test]
     fn secret_paths() {

@@ -77,6 +77,8 @@ pub struct Options {
     pub height: i64,
     /// Attach as a UI (screen tests); without it Neovim draws nothing.
     pub attach_ui: bool,
+    /// More environment for Neovim (LAYA_HOST here replaces the host).
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Default for Options {
@@ -87,6 +89,7 @@ impl Default for Options {
             width: 160,
             height: 20,
             attach_ui: true,
+            env: Vec::new(),
         }
     }
 }
@@ -113,6 +116,9 @@ impl Session {
             .env("XDG_DATA_HOME", dir.join("data"))
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .kill_on_drop(true);
+        for (k, v) in &o.env {
+            cmd.env(k, v);
+        }
         match o.delay_ms {
             Some(ms) => cmd.env("LAYA_TEST_DELAY_MS", ms.to_string()),
             None => cmd.env_remove("LAYA_TEST_DELAY_MS"),
