@@ -5,7 +5,7 @@
 #                     `cargo build --release --features mlx --benches` (its
 #                     libmlx is replaced at run time by the CUDA one below)
 #   mlx_cuda_13-0.32.4-py3-none-manylinux_2_35_x86_64.whl, mlx-0.32.4-cp312-*.whl
-#   seed_mlx.py, mlx_synth_model.py (from benches/)
+#   seed_mlx.py (from benches/)
 # and a Python 3.12 whose site-packages hold the nvidia-* CUDA 13 packages
 # (libmlx.so looks for them at $ORIGIN/../../nvidia).
 #   D=dir OUT=logdir bash benches/mlx_cuda_run.sh
@@ -21,12 +21,10 @@ NV=$(python3 -c "import nvidia; print([p for p in nvidia.__path__ if 'site-packa
 ln -sfn "$NV" $W/site/nvidia
 export PYTHONPATH=$W/site LD_LIBRARY_PATH=$W/site/mlx/lib
 python3 -c "import mlx.core as mx; print('python mlx', mx.__version__, mx.default_device())"
-M=models/laya-default.safetensors; EXTRA=""
-if [ -f $M ] && [ -f tests/data/heldout-code.txt ]; then
-  EXTRA="--vocab models/laya-default.vocab.txt --text tests/data/heldout-code.txt"
-else # same shape, random numbers: latency does not depend on the values
-  python3 $D/mlx_synth_model.py /tmp/synth.safetensors; M=/tmp/synth.safetensors
-fi
+# Run from the repository root: the default model and a held-out text drive it.
+M=models/laya-default.safetensors
+EXTRA="--vocab models/laya-default.vocab.txt --text tests/data/heldout-code.txt"
+[ -f $M ] || { echo "run from the repository root ($M not found)"; exit 1; }
 B=$D/mlx_bench; chmod +x $B
 rm -rf /tmp/kc
 echo "== cold start: new process, empty kernel cache"

@@ -2,7 +2,7 @@
 # Fills DIR (default: .dev in the repository root, which git ignores) for
 # speed.sh: this training/ package (code only) and the MLX CUDA wheel
 # repacked as tar.xz and cut in two parts, one per upload:
-#   DIR/a/part.0 (first call: speed.sh stage), DIR/b/part.1 + code + mlx wheel;
+#   DIR/a/part.0 (first step: speed.sh stage), DIR/b/part.1 + code + mlx wheel;
 # and, once the token streams are encoded, DIR/c/data.tar.xz (the first
 # TRAIN_MB megabytes of the training stream, default 60, the validation and
 # test streams, the vocabulary) + code, for `speed.sh train`.

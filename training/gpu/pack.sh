@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills DIR (default .dev/train, which git ignores) with what run.sh needs on
 # the GPU machine (copy DIR there):
-#   DIR/code/training   this package, code only (every call carries it)
+#   DIR/code/training   this package, code only (every step on the GPU machine needs it)
 #   DIR/p1 .. DIR/pN    the token streams (xz) and the vocabulary in one tar, cut
 #                       into parts of PART_MB megabytes (default 42, small
 #                       enough for any upload); the last part holds SHA256SUMS

@@ -130,7 +130,7 @@ using Fn = std::function<std::vector<mx::array>(const std::vector<mx::array> &)>
 // Our own device-to-host copy on MLX's CUDA backend. There, array::data() on
 // a device buffer allocates fresh managed memory (cudaMallocManaged) and
 // copies synchronously into it, every call: ~240 us for the 64 KB of logits
-// on an H200, with millisecond tails. We copy with the CUDA driver API
+// on a datacenter NVIDIA GPU, with millisecond tails. We copy with the CUDA driver API
 // (libcuda, present wherever the CUDA backend runs) into pinned memory we
 // own, once per call. Any doubt about the buffer means: use data() instead.
 namespace cuda_copy {
@@ -301,7 +301,7 @@ struct LayaMlx {
   }
 
   // Evaluates `outs`; on a GPU, polls for completion instead of MLX's
-  // blocking event wait (on an H200: 146 against 163 us p50 for a fused
+  // blocking event wait (146 against 163 us p50 measured for a fused
   // step, BENCHMARKS.md). Never spins on the CPU backend: the spinning
   // thread would steal the core MLX's own worker needs (measured 3 x slower).
   void evaluate(std::vector<mx::array> &outs) const {

@@ -79,7 +79,7 @@ int laya_mlx_create(const LayaMlxWeights *w, const LayaMlxOptions *opt,
                     LayaMlx **out);
 void laya_mlx_destroy(LayaMlx *m);
 
-/* Words for the device, e.g. "gpu (cuda) NVIDIA H200" or "cpu". */
+/* Words for the device, e.g. "gpu (cuda) NVIDIA <name>" or "cpu". */
 int laya_mlx_device_name(const LayaMlx *m, char *buf, size_t len);
 
 /* One GRU step. h_in NULL: start from the model's own device-resident state
