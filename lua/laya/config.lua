@@ -66,7 +66,8 @@ M.defaults = {
   -- Buffers with these 'buftype' values never get predictions.
   disabled_buftypes = { 'prompt', 'terminal', 'quickfix', 'help' },
   -- Files whose name (the last path component) matches one of these globs
-  -- never get predictions: nothing of them is sent to the host.
+  -- never get predictions: nothing of them is sent to the host. The same
+  -- list as the host's (src/learn/privacy.rs), which never learns from them.
   disabled_files = {
     '.env*',
     'id_*',
@@ -77,10 +78,15 @@ M.defaults = {
     '*.gpg',
     'credentials*',
     'secrets*',
+    '*.p12',
+    '*.pfx',
+    '*.asc',
+    '*.kdbx',
+    '.git-credentials',
   },
   -- Filetypes written as prose: the engine prefers words there, and the
   -- accept key may accept in a line's leading whitespace. '' is a buffer
-  -- with no filetype.
+  -- with no filetype. `laya lsp` reads the same list (src/engine/kind.rs).
   prose_filetypes = {
     '',
     'text',

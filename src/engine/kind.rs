@@ -27,11 +27,48 @@ impl TextKind {
         }
     }
 
+    /// Text of a document in language `id` (an LSP `languageId` or a Neovim
+    /// filetype) when the editor says no more: prose for the languages of
+    /// `PROSE_LANGUAGES`, else code.
+    pub fn of_language(id: &str) -> TextKind {
+        if PROSE_LANGUAGES.contains(&id) {
+            TextKind::Prose
+        } else {
+            TextKind::Code
+        }
+    }
+
     /// Written for people to read: prose, comments, strings.
     pub fn is_wordy(self) -> bool {
         matches!(self, TextKind::Prose | TextKind::Comment | TextKind::String)
     }
 }
+
+/// Languages written as prose: the Neovim plugin's default
+/// `prose_filetypes` (a test checks) and the other names editors give them
+/// as LSP language ids.
+pub const PROSE_LANGUAGES: &[&str] = &[
+    "",
+    "text",
+    "markdown",
+    "gitcommit",
+    "mail",
+    "rst",
+    "org",
+    "norg",
+    "asciidoc",
+    "tex",
+    "plaintex",
+    "help",
+    // LSP language ids of the same (VS Code's and others' spellings).
+    "plaintext",
+    "git-commit",
+    "restructuredtext",
+    "latex",
+    "mdx",
+    "txt",
+    "vimdoc",
+];
 
 /// Does `word` look like an identifier rather than a word of prose: an
 /// underscore, a digit, or a capital after a small letter (camelCase)?
@@ -67,6 +104,42 @@ mod tests {
         assert_eq!(TextKind::parse("prose"), TextKind::Prose);
         assert_eq!(TextKind::parse(""), TextKind::Unknown);
         assert_eq!(TextKind::parse("markdown"), TextKind::Unknown);
+    }
+
+    #[test]
+    fn prose_languages_are_prose_and_others_code() {
+        for id in [
+            "markdown",
+            "plaintext",
+            "text",
+            "gitcommit",
+            "git-commit",
+            "help",
+            "",
+        ] {
+            assert_eq!(TextKind::of_language(id), TextKind::Prose, "{id}");
+        }
+        for id in ["rust", "python", "lua", "Markdown"] {
+            assert_eq!(TextKind::of_language(id), TextKind::Code, "{id}");
+        }
+    }
+
+    /// The plugin's `prose_filetypes` (lua/laya/config.lua) are the first
+    /// of `PROSE_LANGUAGES`, in order.
+    #[test]
+    fn the_plugin_lists_the_same_prose_filetypes() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let config = std::fs::read_to_string(format!("{root}/lua/laya/config.lua")).unwrap();
+        let block = config
+            .split("prose_filetypes = {")
+            .nth(1)
+            .and_then(|b| b.split('}').next())
+            .expect("prose_filetypes in config.lua");
+        let lua: Vec<&str> = block
+            .split(',')
+            .filter_map(|g| g.trim().strip_prefix('\'')?.strip_suffix('\''))
+            .collect();
+        assert_eq!(lua, PROSE_LANGUAGES[..lua.len()]);
     }
 
     #[test]

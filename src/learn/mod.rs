@@ -6,6 +6,7 @@
 //! keystroke path. Knows nothing of Neovim.
 
 pub mod format;
+pub mod learning;
 pub mod privacy;
 pub mod store;
 

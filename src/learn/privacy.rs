@@ -1,27 +1,80 @@
-//! What is never learnt: secret files (by path) and lines that look like
-//! secrets. The Lua side also refuses special buffers and the user's deny
-//! list before any text reaches the host; this is the host's own guard.
+//! What is never predicted in nor learnt from: secret files (by name and
+//! folder) and lines that look like secrets. One list for every front end:
+//! the host's learning, `laya protocol` and `laya lsp` use these, and the
+//! Neovim plugin's default `disabled_files` and `secret_dirs` are the same
+//! globs and folders (a test compares them). The Lua side also refuses
+//! special buffers and the user's deny list before any text reaches the
+//! host; this is the host's own guard.
 
-/// File names and folders whose text is never learnt.
+/// Globs on a file's name (its last path component), matched ignoring
+/// case: `*` is any run of characters, `?` one character.
+pub const SECRET_FILES: &[&str] = &[
+    ".env*",
+    "id_*",
+    "*.pem",
+    "*.key",
+    ".netrc",
+    ".pgpass",
+    "*.gpg",
+    "credentials*",
+    "secrets*",
+    "*.p12",
+    "*.pfx",
+    "*.asc",
+    "*.kdbx",
+    ".git-credentials",
+];
+
+/// Folders (a path component) whose files are never learnt from.
+pub const SECRET_DIRS: &[&str] = &[".ssh", ".gnupg", ".password-store", ".aws", ".kube"];
+
+/// Is the file at `path` secret: its name matches one of `SECRET_FILES`
+/// or it lies under one of `SECRET_DIRS`?
 pub fn is_secret_path(path: &str) -> bool {
     let p = path.replace('\\', "/");
-    let name = p.rsplit('/').next().unwrap_or("");
-    let dirs = [
-        "/.ssh/",
-        "/.gnupg/",
-        "/.password-store/",
-        "/.aws/",
-        "/.kube/",
-    ];
-    name.starts_with(".env")
-        || name.starts_with("id_")
-        || [".pem", ".key", ".p12", ".pfx", ".gpg", ".asc", ".kdbx"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
-        || name == ".netrc"
-        || name == ".pgpass"
-        || name == ".git-credentials"
-        || dirs.iter().any(|d| p.contains(d))
+    let mut parts = p.rsplit('/');
+    let name = parts.next().unwrap_or("");
+    name_matches(SECRET_FILES, name) || parts.any(|dir| SECRET_DIRS.contains(&dir))
+}
+
+/// Does file name `name` match one of `globs` (ignoring case)?
+pub fn name_matches<S: AsRef<str>>(globs: &[S], name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let name: Vec<char> = name.to_lowercase().chars().collect();
+    globs.iter().any(|g| {
+        let pattern: Vec<char> = g.as_ref().to_lowercase().chars().collect();
+        glob(&pattern, &name)
+    })
+}
+
+/// Does the whole of `name` match `pattern` (`*` and `?` wildcards)?
+fn glob(pattern: &[char], name: &[char]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    // Where the last `*` was and the name position it now stands for.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '*')
 }
 
 /// A line that assigns a secret (`password=`, `token:`, `API_KEY = `) or
@@ -107,6 +160,12 @@ mod tests {
             "/h/id_ed25519",
             "/h/.gnupg/x",
             "/h/.password-store/a.gpg",
+            "/h/.aws/config",
+            "/h/.git-credentials",
+            "/h/Backup.KDBX",
+            "/app/config/secrets.yaml",
+            "/h/.aws/credentials",
+            "C:\\Users\\u\\.ssh\\known_hosts",
         ] {
             assert!(is_secret_path(p), "{p}");
         }
@@ -115,9 +174,44 @@ mod tests {
             "/p/README.md",
             "/p/environment.txt",
             "/p/keyboard.lua",
+            "/p/my_id_card.txt",
+            "/p/.sshd/notes.txt",
+            "/p/keys.txt",
+            "",
         ] {
             assert!(!is_secret_path(p), "{p}");
         }
+    }
+
+    /// The plugin's defaults (lua/laya/config.lua `disabled_files`,
+    /// lua/laya/learn.lua `secret_dirs`) are this module's lists.
+    #[test]
+    fn the_plugin_lists_the_same_secret_files_and_folders() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let config = std::fs::read_to_string(format!("{root}/lua/laya/config.lua")).unwrap();
+        let block = config
+            .split("disabled_files = {")
+            .nth(1)
+            .and_then(|b| b.split('}').next())
+            .expect("disabled_files in config.lua");
+        let globs: Vec<&str> = block
+            .split(',')
+            .filter_map(|g| g.trim().strip_prefix('\'')?.strip_suffix('\''))
+            .collect();
+        assert_eq!(globs, SECRET_FILES);
+        let learn = std::fs::read_to_string(format!("{root}/lua/laya/learn.lua")).unwrap();
+        let block = learn
+            .split("M.secret_dirs = {")
+            .nth(1)
+            .and_then(|b| b.split('}').next())
+            .expect("secret_dirs in learn.lua");
+        // Lua patterns: '/%.ssh/' is the folder .ssh.
+        let dirs: Vec<String> = block
+            .split(',')
+            .filter_map(|d| d.trim().strip_prefix("'/")?.strip_suffix("/'"))
+            .map(|d| d.replace('%', ""))
+            .collect();
+        assert_eq!(dirs, SECRET_DIRS);
     }
 
     #[test]

@@ -30,6 +30,20 @@ pub enum Forget {
     Words(Vec<String>),
 }
 
+/// The folder the Neovim plugin keeps the store in by default,
+/// `stdpath('data')/laya`: `$XDG_DATA_HOME/nvim/laya`, else
+/// `~/.local/share/nvim/laya` (`nvim` is `$NVIM_APPNAME` when set, as for
+/// Neovim). None without a home. What `laya lsp` uses when its client
+/// names no folder, so that it and the plugin share one store.
+pub fn default_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let data = var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    let app = var("NVIM_APPNAME").unwrap_or_else(|| "nvim".into());
+    Some(data.join(app).join("laya"))
+}
+
 pub struct Store {
     dir: PathBuf,
     max_bytes: usize,

@@ -5,6 +5,7 @@
 //! runs on into further words included).
 
 use super::documents::{units, Encoding};
+use crate::engine::kind::TextKind;
 use crate::engine::{Prediction, Request};
 use lsp_types::{
     CompletionItem, CompletionItemKind, CompletionList, CompletionTextEdit, InlineCompletionItem,
@@ -33,7 +34,7 @@ pub fn request<'a>(id: u64, text: &'a str, at: usize, language: &'a str) -> Requ
         buffer: id,
         before: &head[start..],
         filetype: language,
-        kind: Default::default(),
+        kind: TextKind::of_language(language),
         k: CANDIDATES,
         seen_last: false,
     }

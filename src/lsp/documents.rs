@@ -18,9 +18,47 @@ pub struct Document {
     pub language: String,
     pub version: i32,
     pub text: String,
-    /// Hash of the text last given to the engine to learn, so that saving
-    /// or closing an unchanged document does not count its words again.
-    pub learnt: Option<u64>,
+    /// The lines already learnt (hash → how many times), so that saving or
+    /// closing a document again learns only the lines that are new since.
+    learnt: HashMap<u64, u32>,
+}
+
+/// Documents longer than this are not learnt from (the Neovim plugin's
+/// `learn.max_buffer_lines`).
+pub const MAX_LEARN_LINES: usize = 20_000;
+
+impl Document {
+    /// The lines not learnt yet (a line twice in the text and once before is
+    /// new once), which are from now on learnt; empty for a document over
+    /// `MAX_LEARN_LINES`.
+    pub fn lines_to_learn(&mut self) -> String {
+        if self.text.lines().nth(MAX_LEARN_LINES).is_some() {
+            return String::new();
+        }
+        let mut seen: HashMap<u64, u32> = HashMap::new();
+        let mut out = String::new();
+        for line in self.text.lines() {
+            let h = line_hash(line);
+            let n = seen.entry(h).or_default();
+            *n += 1;
+            if *n > self.learnt.get(&h).copied().unwrap_or(0) {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        for (h, n) in seen {
+            let old = self.learnt.entry(h).or_default();
+            *old = (*old).max(n);
+        }
+        out
+    }
+}
+
+fn line_hash(line: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    line.hash(&mut h);
+    h.finish()
 }
 
 #[derive(Default)]
@@ -42,7 +80,7 @@ impl Documents {
             language: language.to_string(),
             version,
             text,
-            learnt: None,
+            learnt: HashMap::new(),
         };
         self.open.insert(uri.to_string(), doc).map(|d| d.id)
     }
@@ -69,10 +107,9 @@ impl Documents {
         changes: Vec<TextDocumentContentChangeEvent>,
         enc: Encoding,
     ) -> Result<(), OutOfRange> {
-        let doc = self
-            .open
-            .get_mut(uri)
-            .ok_or_else(|| OutOfRange(format!("{uri} is not open")))?;
+        let doc = self.open.get_mut(uri).ok_or_else(|| {
+            OutOfRange(format!("{} is not open", super::transport::cut(uri, 200)))
+        })?;
         doc.version = version;
         for change in changes {
             match change.range {
@@ -175,6 +212,19 @@ mod tests {
         assert_eq!(offset(t, pos(1, 2), Encoding::Utf8), Ok(10));
         assert_eq!(offset(t, pos(2, 0), Encoding::Utf16), Ok(12));
         assert!(offset(t, pos(3, 0), Encoding::Utf16).is_err());
+    }
+
+    #[test]
+    fn lines_are_learnt_once() {
+        let mut docs = Documents::default();
+        docs.open("u", "text", 1, "a b\nc d\na b\n".into());
+        let doc = docs.get_mut("u").unwrap();
+        assert_eq!(doc.lines_to_learn(), "a b\nc d\na b\n");
+        assert_eq!(doc.lines_to_learn(), "");
+        doc.text = "a b\nc d\na b\na b\ne f".into();
+        assert_eq!(doc.lines_to_learn(), "a b\ne f\n");
+        doc.text = "x\n".repeat(MAX_LEARN_LINES + 1);
+        assert_eq!(doc.lines_to_learn(), "");
     }
 
     #[test]

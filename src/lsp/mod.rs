@@ -6,23 +6,27 @@
 //! thread) → `answer` (engine request from the text around the cursor, its
 //! prediction as LSP items) → `transport` (stdout, the only channel; logs
 //! go to stderr). A reader thread frames stdin (`transport`), forgiving of
-//! malformed input.
+//! malformed input. `serve_bytes` runs the same server in process, on bytes
+//! as a client would write them (tests and fuzzing).
 
 mod answer;
 mod documents;
+mod options;
 mod privacy;
-mod server;
-mod transport;
+pub mod server;
+pub mod transport;
 
 use crate::cli::options::tuning_value;
 use crate::cli::{Backend, SimdArg};
 use crate::engine::{Engine, EngineOptions, Tuning};
+use crate::learn::store::default_dir;
 use crate::rpc::log::{self as host_log, Level};
 use clap::Args;
 use log::{error, info, warn};
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::sync::mpsc;
+use transport::Frame;
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct LspArgs {
@@ -52,9 +56,11 @@ fn level(s: &str) -> Result<Level, String> {
 pub fn serve(args: LspArgs) -> i32 {
     host_log::init(args.log_level);
     args.simd.apply();
+    host_log::log_panics_without_text();
     let (tx, rx) = mpsc::channel();
     // Reading starts at once, so that nothing the client sends while the
     // model loads waits in the pipe.
+    let input = tx.clone();
     let reader = std::thread::Builder::new()
         .name("laya-lsp-read".into())
         .spawn(move || {
@@ -62,22 +68,24 @@ pub fn serve(args: LspArgs) -> i32 {
             loop {
                 match frames.next_frame() {
                     Ok(Some(f)) => {
-                        if tx.send(f).is_err() {
+                        if input.send(f).is_err() {
                             return;
                         }
                     }
-                    Ok(None) => return,
+                    Ok(None) => break,
                     Err(e) => {
                         error!("cannot read stdin: {e}");
-                        return;
+                        break;
                     }
                 }
             }
+            let _ = input.send(Frame::Closed);
         });
     if let Err(e) = reader {
         error!("cannot start the reader thread: {e}");
         return 1;
     }
+    on_sigterm(tx);
     let engine = Engine::new(EngineOptions {
         model_path: args.model.clone(),
         backend: args.backend.into(),
@@ -95,7 +103,71 @@ pub fn serve(args: LspArgs) -> i32 {
         engine_info.model_path
     );
     let out = std::io::stdout().lock();
-    server::Server::new(engine, rx, out).run()
+    server::Server::new(engine, rx, out, default_dir()).run()
+}
+
+/// A SIGTERM (an editor stopping its servers) ends serving as the end of
+/// input does, so that what was learnt is saved first.
+fn on_sigterm(tx: mpsc::Sender<Frame>) {
+    let spawned = std::thread::Builder::new()
+        .name("laya-lsp-signal".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .build();
+            let Ok(runtime) = runtime else {
+                return;
+            };
+            runtime.block_on(async {
+                use tokio::signal::unix::{signal, SignalKind};
+                if let Ok(mut term) = signal(SignalKind::terminate()) {
+                    term.recv().await;
+                    info!("terminated, exiting");
+                    let _ = tx.send(Frame::Closed);
+                }
+            });
+        });
+    if let Err(e) = spawned {
+        warn!("cannot watch for SIGTERM: {e}");
+    }
+}
+
+/// Serves the bytes `input` (messages as a client writes them) in this
+/// process, as `laya lsp` serves stdin, answering into `out`; the personal
+/// store is `default_store` unless the client names another. With `batch`
+/// every message is already waiting when serving starts (as when a client
+/// writes faster than the server answers; a request a newer one of its
+/// kind follows is answered empty), else each is served before the next is
+/// read. Returns the exit code (as at the end of input when there is no
+/// `exit`) and the engine.
+pub fn serve_bytes(
+    engine: Engine,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    default_store: Option<std::path::PathBuf>,
+    batch: bool,
+) -> (i32, Engine) {
+    let (tx, rx) = mpsc::channel();
+    let mut server = server::Server::new(engine, rx, out, default_store);
+    let mut frames = transport::Reader::new(input);
+    let mut code = None;
+    while let Ok(Some(f)) = frames.next_frame() {
+        if batch {
+            let _ = tx.send(f);
+        } else if let Some(c) = server.handle(f) {
+            code = Some(c);
+            break;
+        }
+    }
+    drop(tx);
+    let code = match code {
+        Some(c) => {
+            server.finish_learning();
+            c
+        }
+        None => server.run(),
+    };
+    (code, server.into_engine())
 }
 
 /// The ranking constants, `--tune` applied in order (checked when parsed).

@@ -1,23 +1,12 @@
 //! Which documents Laya never predicts in nor learns from: files whose name
-//! matches a secret-file glob. The default list is the Neovim plugin's
-//! `disabled_files` (lua/laya/config.lua); both must list the same globs.
-//! A client may replace it with `initializationOptions.disabled_files`.
+//! matches a secret-file glob, by default the one list of
+//! `learn::privacy::SECRET_FILES` (the Neovim plugin's `disabled_files`).
+//! A client may replace it with `initializationOptions.disabled_files`;
+//! learning also refuses what `learn::privacy::is_secret_path` does.
 
-/// Globs on a file's name (its last path component), matched ignoring case:
-/// `*` is any run of characters, `?` one character.
-pub const SECRET_FILES: &[&str] = &[
-    ".env*",
-    "id_*",
-    "*.pem",
-    "*.key",
-    ".netrc",
-    ".pgpass",
-    "*.gpg",
-    "credentials*",
-    "secrets*",
-];
+use crate::learn::privacy::{name_matches, SECRET_FILES};
 
-/// The secret-file globs of a session.
+/// The secret-file globs of a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SecretFiles(Vec<String>);
 
@@ -46,21 +35,23 @@ impl SecretFiles {
 
     /// Is the document at `uri` a secret file?
     pub fn matches(&self, uri: &str) -> bool {
-        let name = file_name(uri).to_lowercase();
-        !name.is_empty()
-            && self
-                .0
-                .iter()
-                .any(|g| glob(&g.to_lowercase().chars().collect::<Vec<_>>(), &name))
+        name_matches(&self.0, file_name(&uri_path(uri)))
     }
 }
 
-/// The last path component of a URI (or a plain path), percent-decoded,
-/// without query or fragment.
-fn file_name(uri: &str) -> String {
+/// The path of a URI (or a plain path), percent-decoded, without scheme,
+/// authority, query or fragment: what the privacy rules look at.
+pub fn uri_path(uri: &str) -> String {
     let path = uri.split(['?', '#']).next().unwrap_or("");
-    let last = path.rsplit(['/', '\\']).next().unwrap_or("");
-    percent_decode(last)
+    let path = match path.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("", |i| &rest[i..]),
+        None => path,
+    };
+    percent_decode(path)
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or("")
 }
 
 fn percent_decode(s: &str) -> String {
@@ -84,35 +75,6 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Does the whole of `name` match `pattern` (`*` and `?` wildcards)?
-fn glob(pattern: &[char], name: &str) -> bool {
-    let name: Vec<char> = name.chars().collect();
-    let (mut p, mut n) = (0, 0);
-    // Where the last `*` was and the name position it now stands for.
-    let mut star: Option<(usize, usize)> = None;
-    while n < name.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                star = Some((p, n));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c == name[n] => {
-                p += 1;
-                n += 1;
-            }
-            _ => match star {
-                Some((sp, sn)) => {
-                    p = sp + 1;
-                    n = sn + 1;
-                    star = Some((sp, sn + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -149,6 +111,9 @@ mod tests {
         ] {
             assert!(!s.matches(uri), "{uri}");
         }
+        assert_eq!(uri_path("file:///home/u/a%20b.txt"), "/home/u/a b.txt");
+        assert_eq!(uri_path("file://host/x/.ssh/config?q#f"), "/x/.ssh/config");
+        assert_eq!(uri_path("untitled:Untitled-1"), "untitled:Untitled-1");
     }
 
     #[test]

@@ -5,14 +5,18 @@
 //! so a cancelled or superseded request costs no engine call.
 //!
 //! Secret files (`privacy`) are neither kept, predicted in nor learnt from.
-//! Other documents' words are learnt (the user's history, shared by every
-//! document of the session) when they are saved and when they are closed.
+//! Other documents' lines are learnt when they are saved and when they are
+//! closed (each line once), by the engine at once and, as the Neovim host
+//! does (`learn::learning`), into the personal store on disk a few seconds
+//! later, at shutdown and at the end.
 
 use super::answer;
 use super::documents::{offset, Documents, Encoding};
-use super::privacy::SecretFiles;
-use super::transport::{self, Frame};
+use super::options;
+use super::privacy::{uri_path, SecretFiles};
+use super::transport::{self, cut, Frame};
 use crate::engine::{Engine, Prediction};
+use crate::learn::learning::Learning;
 use log::{debug, error, info, warn};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
@@ -24,10 +28,10 @@ use lsp_types::{
 };
 use serde::de::DeserializeOwned;
 use std::collections::{HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::Receiver;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 
 const COMPLETION: &str = "textDocument/completion";
 const INLINE: &str = "textDocument/inlineCompletion";
@@ -43,6 +47,9 @@ pub struct Server<W: Write> {
     engine: Engine,
     docs: Documents,
     secrets: SecretFiles,
+    learning: Learning,
+    /// The personal store's folder when the client names none.
+    default_store: Option<PathBuf>,
     enc: Encoding,
     phase: Phase,
     out: W,
@@ -56,11 +63,21 @@ pub struct Server<W: Write> {
 pub type ExitCode = i32;
 
 impl<W: Write> Server<W> {
-    pub fn new(engine: Engine, inbox: Receiver<Frame>, out: W) -> Self {
+    /// A server answering on `out` the frames that come through `inbox`;
+    /// its personal store is in `default_store` unless the client names
+    /// another folder or none (None: learnt words live in memory only).
+    pub fn new(
+        engine: Engine,
+        inbox: Receiver<Frame>,
+        out: W,
+        default_store: Option<PathBuf>,
+    ) -> Self {
         Server {
             engine,
             docs: Documents::default(),
             secrets: SecretFiles::default(),
+            learning: Learning::new(None, Default::default()),
+            default_store,
             enc: Encoding::Utf16,
             phase: Phase::Starting,
             out,
@@ -71,37 +88,72 @@ impl<W: Write> Server<W> {
     }
 
     /// Serves until `exit` (0 after a shutdown, else 1, as LSP says) or the
-    /// end of input.
-    pub fn run(mut self) -> ExitCode {
-        loop {
-            let frame = match self.waiting.pop_front() {
-                Some(f) => f,
-                None => match self.inbox.recv() {
-                    Ok(f) => f,
-                    Err(_) => {
-                        info!("input closed, exiting");
-                        return i32::from(self.phase != Phase::ShutDown);
-                    }
-                },
+    /// end of input; what was learnt is saved before it returns.
+    pub fn run(&mut self) -> ExitCode {
+        let code = loop {
+            let Some(frame) = self.next_frame() else {
+                info!("input closed, exiting");
+                break i32::from(self.phase != Phase::ShutDown);
             };
-            match frame {
-                Frame::Bad { code, why } => {
-                    warn!("bad input: {why}");
-                    if let Err(e) = transport::write_error(&mut self.out, code, &why) {
-                        error!("cannot write to the client: {e}");
-                    }
-                }
-                Frame::Message(Message::Request(r)) => self.request(r),
-                Frame::Message(Message::Notification(n)) => {
-                    if n.method == "exit" {
-                        info!("exit");
-                        return i32::from(self.phase != Phase::ShutDown);
-                    }
-                    self.notification(n);
-                }
-                Frame::Message(Message::Response(r)) => debug!("ignored a response ({:?})", r.id),
+            if let Some(code) = self.handle(frame) {
+                break code;
             }
+            self.learning.maybe_save();
+        };
+        self.learning.finish();
+        code
+    }
+
+    /// Saves what was learnt and not saved yet (`run` does at its end).
+    pub fn finish_learning(&mut self) {
+        self.learning.finish();
+    }
+
+    /// The engine, when the server is done with it.
+    pub fn into_engine(self) -> Engine {
+        self.engine
+    }
+
+    /// The next frame, saving what was learnt when that is due while
+    /// waiting; None at the end of input.
+    fn next_frame(&mut self) -> Option<Frame> {
+        if let Some(f) = self.waiting.pop_front() {
+            return Some(f);
         }
+        let frame = loop {
+            if !self.learning.has_news() {
+                break self.inbox.recv().ok();
+            }
+            match self.inbox.recv_timeout(self.learning.until_due()) {
+                Ok(f) => break Some(f),
+                Err(RecvTimeoutError::Timeout) => self.learning.maybe_save(),
+                Err(RecvTimeoutError::Disconnected) => break None,
+            }
+        };
+        frame.filter(|f| !matches!(f, Frame::Closed))
+    }
+
+    /// Answers one frame; the exit code when it ends the server (`exit`).
+    pub fn handle(&mut self, frame: Frame) -> Option<ExitCode> {
+        match frame {
+            Frame::Bad { code, why } => {
+                warn!("bad input: {why}");
+                if let Err(e) = transport::write_error(&mut self.out, code, &why) {
+                    error!("cannot write to the client: {e}");
+                }
+            }
+            Frame::Closed => return Some(i32::from(self.phase != Phase::ShutDown)),
+            Frame::Message(Message::Request(r)) => self.request(r),
+            Frame::Message(Message::Notification(n)) => {
+                if n.method == "exit" {
+                    info!("exit");
+                    return Some(i32::from(self.phase != Phase::ShutDown));
+                }
+                self.notification(n);
+            }
+            Frame::Message(Message::Response(_)) => debug!("ignored a response"),
+        }
+        None
     }
 
     fn send(&mut self, msg: Message) {
@@ -128,12 +180,12 @@ impl<W: Write> Server<W> {
             (Phase::Starting, _) => self.fail(
                 r.id,
                 ErrorCode::ServerNotInitialized,
-                format!("{} before initialize", r.method),
+                format!("{} before initialize", cut(&r.method, 100)),
             ),
             (Phase::ShutDown, _) => self.fail(
                 r.id,
                 ErrorCode::InvalidRequest,
-                format!("{} after shutdown", r.method),
+                format!("{} after shutdown", cut(&r.method, 100)),
             ),
             (Phase::Running, "initialize") => self.fail(
                 r.id,
@@ -142,12 +194,14 @@ impl<W: Write> Server<W> {
             ),
             (Phase::Running, "shutdown") => {
                 self.phase = Phase::ShutDown;
+                // Learnt words are on disk when the client hears back.
+                self.learning.finish();
                 self.reply(r.id, ());
             }
             (Phase::Running, COMPLETION) => self.complete(r, COMPLETION),
             (Phase::Running, INLINE) => self.complete(r, INLINE),
             (Phase::Running, other) => {
-                let why = format!("unknown method {other}");
+                let why = format!("unknown method {}", cut(other, 100));
                 self.fail(r.id, ErrorCode::MethodNotFound, why)
             }
         }
@@ -158,7 +212,15 @@ impl<W: Write> Server<W> {
             Ok(p) => p,
             Err(why) => return self.fail(r.id, ErrorCode::InvalidParams, why),
         };
-        self.secrets = SecretFiles::from_options(params.initialization_options.as_ref());
+        let opts = params.initialization_options.as_ref();
+        self.secrets = SecretFiles::from_options(opts);
+        let store = options::store(opts, self.default_store.as_deref());
+        self.learning = Learning::new(store, Default::default());
+        let engine = &mut self.engine;
+        let learning = &mut self.learning;
+        if catch_unwind(AssertUnwindSafe(|| learning.load(engine))).is_err() {
+            error!("panicked loading the personal store");
+        }
         let utf8 = params
             .capabilities
             .general
@@ -214,7 +276,7 @@ impl<W: Write> Server<W> {
 
     fn notification(&mut self, n: Notification) {
         if self.phase != Phase::Running {
-            return debug!("ignored {} (not running)", n.method);
+            return debug!("ignored {} (not running)", cut(&n.method, 100));
         }
         let outcome = match n.method.as_str() {
             "textDocument/didOpen" => parse(&n.params).map(|p| self.did_open(p)),
@@ -229,19 +291,19 @@ impl<W: Write> Server<W> {
                 self.cancelled.insert(id);
             }),
             other => {
-                debug!("ignored notification {other}");
+                debug!("ignored notification {}", cut(other, 100));
                 Ok(())
             }
         };
         if let Err(why) = outcome {
-            warn!("{}: {why}", n.method);
+            warn!("{}: {why}", cut(&n.method, 100));
         }
     }
 
     fn did_open(&mut self, p: DidOpenTextDocumentParams) {
         let d = p.text_document;
         if self.secrets.matches(d.uri.as_str()) {
-            return debug!("{} is a secret file: not kept", d.uri.as_str());
+            return debug!("{} is a secret file: not kept", cut(d.uri.as_str(), 200));
         }
         if let Some(old) = self
             .docs
@@ -276,21 +338,20 @@ impl<W: Write> Server<W> {
         }
     }
 
-    /// The engine learns the words of open document `uri` (never a secret
-    /// file: those are not kept), unless it learnt this very text already.
+    /// The engine learns the lines of open document `uri` it has not
+    /// learnt yet (never a secret file's: those are not kept), and so does
+    /// the personal store, under the same privacy rules as the Neovim host's.
     fn learn(&mut self, uri: &str) {
         let Some(doc) = self.docs.get_mut(uri) else {
             return;
         };
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        doc.text.hash(&mut h);
-        let hash = h.finish();
-        if doc.learnt == Some(hash) {
+        let text = doc.lines_to_learn();
+        if text.is_empty() {
             return;
         }
-        doc.learnt = Some(hash);
-        let (engine, text) = (&mut self.engine, &doc.text);
-        if catch_unwind(AssertUnwindSafe(|| engine.learn(text))).is_err() {
+        let path = uri_path(uri);
+        let (engine, learning) = (&mut self.engine, &mut self.learning);
+        if catch_unwind(AssertUnwindSafe(|| learning.learn(engine, &text, &path))).is_err() {
             error!("engine panicked in learn");
         }
     }
@@ -358,10 +419,12 @@ impl<W: Write> Server<W> {
         if self.secrets.matches(uri) {
             return Ok(Prediction::default());
         }
-        let doc = self
-            .docs
-            .get(uri)
-            .ok_or_else(|| (ErrorCode::InvalidParams, format!("{uri} is not open")))?;
+        let doc = self.docs.get(uri).ok_or_else(|| {
+            (
+                ErrorCode::InvalidParams,
+                format!("{} is not open", cut(uri, 200)),
+            )
+        })?;
         let at = offset(&doc.text, pos, self.enc).map_err(|e| (ErrorCode::InvalidParams, e.0))?;
         if stale {
             return Ok(Prediction::default());
@@ -376,5 +439,6 @@ impl<W: Write> Server<W> {
 }
 
 fn parse<T: DeserializeOwned>(params: &serde_json::Value) -> Result<T, String> {
-    serde_json::from_value(params.clone()).map_err(|e| format!("bad params: {e}"))
+    serde_json::from_value(params.clone())
+        .map_err(|e| format!("bad params: {}", transport::describe(&e)))
 }

@@ -23,6 +23,8 @@ pub enum Frame {
         code: i32,
         why: String,
     },
+    /// The end of input (or a signal to stop): serving ends as at `exit`.
+    Closed,
 }
 
 /// Reads frames from `input`; bytes of a broken message that belong to the
@@ -56,15 +58,16 @@ impl<R: BufRead> Reader<R> {
                 format!("message of {length} bytes is over the {MAX_BODY}-byte limit ({skipped} bytes skipped)"),
             )));
         }
-        let mut body = vec![0; length];
-        let got = self.read_full(&mut body)?;
-        body.truncate(got);
+        // As much as arrives, not as much as the header claims: a lying
+        // length costs no memory beyond the bytes really sent.
+        let mut body = self.read_up_to(length)?;
         match serde_json::from_slice::<Message>(&body) {
             Ok(m) => Ok(Some(Frame::Message(m))),
             Err(e) => {
                 // A Content-Length longer than the body swallows the next
-                // message's header: give that part back.
-                if let Some(at) = find_header(&body) {
+                // message's header (or the start of it, when the input has
+                // no more yet): give that part back.
+                if let Some(at) = find_header(&body).or_else(|| partial_header(&body)) {
                     let rest = body.split_off(at);
                     self.unread(rest);
                 }
@@ -73,7 +76,10 @@ impl<R: BufRead> Reader<R> {
                 } else {
                     -32700
                 };
-                Ok(Some(bad(code, format!("bad message body: {e}"))))
+                Ok(Some(bad(
+                    code,
+                    format!("bad message body: {}", describe(&e)),
+                )))
             }
         }
     }
@@ -98,7 +104,9 @@ impl<R: BufRead> Reader<R> {
                 }
                 continue; // blank lines between messages
             }
-            let header = match find_header(text) {
+            // The last header of a line: junk without a line end before a
+            // message runs into its header.
+            let header = match rfind_header(text) {
                 Some(at) => {
                     junk |= at > 0;
                     &text[at..]
@@ -113,7 +121,7 @@ impl<R: BufRead> Reader<R> {
                 value
                     .trim()
                     .parse::<usize>()
-                    .map_err(|_| format!("bad Content-Length {:?}", value.trim())),
+                    .map_err(|_| format!("bad Content-Length {:?}", cut(value.trim(), 40))),
             );
         }
     }
@@ -137,18 +145,17 @@ impl<R: BufRead> Reader<R> {
         Ok(line.len())
     }
 
-    fn read_full(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let from_back = self.pushback.len().min(buf.len());
-        buf[..from_back].copy_from_slice(&self.pushback[..from_back]);
-        self.pushback.drain(..from_back);
-        let mut got = from_back;
-        while got < buf.len() {
-            match self.input.read(&mut buf[got..])? {
-                0 => break,
-                n => got += n,
-            }
-        }
-        Ok(got)
+    /// Up to `n` bytes (fewer at the end of input).
+    fn read_up_to(&mut self, n: usize) -> io::Result<Vec<u8>> {
+        let from_back = self.pushback.len().min(n);
+        // Room for a usual message at once; a claimed length beyond it
+        // grows as bytes arrive.
+        let mut body = Vec::with_capacity(n.min(1 << 20));
+        body.extend(self.pushback.drain(..from_back));
+        (&mut self.input)
+            .take((n - from_back) as u64)
+            .read_to_end(&mut body)?;
+        Ok(body)
     }
 
     fn skip(&mut self, n: usize) -> io::Result<u64> {
@@ -176,6 +183,54 @@ fn find_header(bytes: &[u8]) -> Option<usize> {
     bytes
         .windows(HEADER.len())
         .position(|w| w.eq_ignore_ascii_case(HEADER))
+}
+
+/// Where the last `Content-Length:` header starts in `bytes` (any case).
+fn rfind_header(bytes: &[u8]) -> Option<usize> {
+    bytes
+        .windows(HEADER.len())
+        .rposition(|w| w.eq_ignore_ascii_case(HEADER))
+}
+
+/// Where the start of a header (`Cont`, `content-len`) ends `bytes`.
+fn partial_header(bytes: &[u8]) -> Option<usize> {
+    let from = bytes.len().saturating_sub(HEADER.len() - 1);
+    (from..bytes.len()).find(|&i| HEADER[..bytes.len() - i].eq_ignore_ascii_case(&bytes[i..]))
+}
+
+/// A JSON error as a client may read it and a log may keep: what is wrong
+/// and where, without the values it quotes (they may be document text),
+/// at most `MAX_WHY` bytes.
+pub fn describe(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let mut out = String::with_capacity(full.len().min(MAX_WHY));
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in full.chars() {
+        match (quoted, c) {
+            (false, '"') => {
+                quoted = true;
+                out.push_str("\"…\"");
+            }
+            (false, c) => out.push(c),
+            (true, '\\') if !escaped => escaped = true,
+            (true, '"') if !escaped => quoted = false,
+            (true, _) => escaped = false,
+        }
+    }
+    cut(&out, MAX_WHY).to_string()
+}
+
+/// Most bytes of a reason given to the client or the log.
+pub const MAX_WHY: usize = 300;
+
+/// `s` cut to at most `max` bytes at a character boundary.
+pub fn cut(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// Writes one message (the only writer of stdout in `laya lsp`).
@@ -240,6 +295,26 @@ mod tests {
         let f = read_all(&(long + &frame(PING)));
         assert!(matches!(f[0], Frame::Bad { .. }), "{f:?}");
         assert!(is_request(&f[1], "ping"), "{f:?}");
+    }
+
+    #[test]
+    fn a_header_cut_short_by_a_lying_length_is_given_back() {
+        // Length 10 swallows "Content-L" of the next frame's header.
+        let input = format!("Content-Length: 10\r\n\r\n{}", frame(PING));
+        let f = read_all(&input);
+        assert!(matches!(f[0], Frame::Bad { .. }), "{f:?}");
+        assert!(is_request(&f[1], "ping"), "{f:?}");
+        // Junk without a line end runs into the next header.
+        let f = read_all(&format!("Content-Length: 3{}", frame(PING)));
+        assert!(is_request(f.last().unwrap(), "ping"), "{f:?}");
+    }
+
+    #[test]
+    fn errors_do_not_quote_the_values() {
+        let e = serde_json::from_str::<u32>(r#""secret \" text""#).unwrap_err();
+        let d = describe(&e);
+        assert!(!d.contains("secret") && d.contains("expected u32"), "{d}");
+        assert_eq!(cut("aé", 2), "a");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub struct Decider {
     /// and send them too (see `Engine::next_keys`).
     pub next_keys: bool,
     /// Personal learning and its store.
-    pub learning: super::learning::Learning,
+    pub learning: crate::learn::learning::Learning,
 }
 
 impl Decider {

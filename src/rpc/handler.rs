@@ -6,13 +6,13 @@
 
 use super::decide::map;
 use super::inbox::{Event, Inbox, Job};
-use super::learning::LearnStatus;
 use super::outbox::Outbox;
 use super::params::{
     accepted_args, call_args, forget_args, forget_learnt_args, learn_args, PredictParams,
 };
 use super::stats::{clock_origin_us, now_us, Stats};
 use crate::engine::{EngineInfo, LoadError};
+use crate::learn::learning::LearnStatus;
 use log::{debug, error, warn};
 use rmpv::Value;
 use std::sync::{Arc, Mutex};

@@ -12,7 +12,6 @@ pub mod envelope;
 pub mod framing;
 pub mod handler;
 pub mod inbox;
-pub mod learning;
 pub mod log;
 pub mod memory;
 pub mod outbox;
@@ -92,7 +91,7 @@ async fn run(args: ServeArgs) -> i32 {
     if let Some(d) = delay {
         info!("test delay: {} ms before each decision", d.as_millis());
     }
-    let learn_status = Arc::new(Mutex::new(learning::LearnStatus::default()));
+    let learn_status = Arc::new(Mutex::new(crate::learn::learning::LearnStatus::default()));
     let store = args
         .store
         .as_ref()
@@ -117,7 +116,7 @@ async fn run(args: ServeArgs) -> i32 {
             .ok()
             .filter(|s| !s.is_empty()),
         next_keys: !args.no_next_keys,
-        learning: learning::Learning::new(store, learn_status.clone()),
+        learning: crate::learn::learning::Learning::new(store, learn_status.clone()),
     };
     let decision_thread = match decider.spawn() {
         Ok(h) => h,

@@ -1,7 +1,8 @@
-//! The host's side of personal learning: text Neovim hands over is learnt by
-//! the engine at once (in memory) and counted for the personal store, which
-//! a helper thread updates every few seconds and once more at exit, so the
-//! disk is never on a keystroke's path. Learnt text never enters the log.
+//! A front end's side of personal learning (the Neovim host's and `laya
+//! lsp`'s): text the editor hands over is learnt by the engine at once (in
+//! memory) and counted for the personal store, which a helper thread
+//! updates every few seconds and once more at exit, so the disk is never on
+//! a keystroke's path. Learnt text never enters the log.
 
 use crate::engine::Engine;
 use crate::learn::privacy::{is_secret_path, without_secret_lines};
