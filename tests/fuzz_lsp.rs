@@ -277,18 +277,19 @@ fn input(case: &Case) -> Vec<u8> {
     let mut out = Vec::new();
     if case.prelude {
         let caps = json!({ "general": { "positionEncodings": ["utf-16"] } });
-        out.extend(good(json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": { "capabilities": caps, "initializationOptions": { "learn": false } } })));
+        out.extend(good(
+            json!({ "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": { "capabilities": caps, "initializationOptions": { "learn": false } } }),
+        ));
         out.extend(good(
             json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }),
         ));
-        for (uri, lang) in [
-            ("file:///tmp/a.txt", "text"),
-            ("file:///tmp/c.rs", "rust"),
-        ] {
-            out.extend(good(json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen",
+        for (uri, lang) in [("file:///tmp/a.txt", "text"), ("file:///tmp/c.rs", "rust")] {
+            out.extend(good(
+                json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen",
                 "params": { "textDocument": { "uri": uri, "languageId": lang, "version": 1,
-                "text": "the quokka sat\nzephyrine é😀 line\n\nthe quo" } } })));
+                "text": "the quokka sat\nzephyrine é😀 line\n\nthe quo" } } }),
+            ));
         }
     }
     for p in &case.parts {
