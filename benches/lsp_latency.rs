@@ -5,9 +5,12 @@
 //! reader, queue and writer without the engine): the floor the other two
 //! are compared with, measured in the same run.
 //!
-//!   cargo build --release && cargo bench --bench lsp_latency -- [FILE] [KEYS]
+//!   cargo build --release && cargo bench --bench lsp_latency -- [FILE] [KEYS] [LANGUAGE]
 //!
-//! FILE defaults to tests/data/heldout-prose.txt, KEYS to 3000. Prints a table.
+//! FILE defaults to tests/data/heldout-prose.txt, KEYS to 3000, LANGUAGE
+//! (the document's languageId) to the file's: heldout-NAME.txt is NAME,
+//! `text` for prose and english, `rust` for code. Prints a table.
+//! LAYA_BIN names another `laya` binary to time (A/B runs of two builds).
 
 use laya::cli::percentiles::Latencies;
 use serde_json::{json, Value};
@@ -73,12 +76,14 @@ fn main() {
         .cloned()
         .unwrap_or_else(|| format!("{root}/tests/data/heldout-prose.txt"));
     let keys: usize = args.get(1).map_or(3000, |k| k.parse().unwrap());
+    let language = args.get(2).cloned().unwrap_or_else(|| language_of(&file));
     let text: String = std::fs::read_to_string(&file)
         .expect("cannot read the text")
         .chars()
         .take(keys)
         .collect();
-    let mut child = Command::new(format!("{root}/target/release/laya"))
+    let bin = std::env::var("LAYA_BIN").unwrap_or_else(|_| format!("{root}/target/release/laya"));
+    let mut child = Command::new(&bin)
         .arg("lsp")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -95,7 +100,7 @@ fn main() {
     let uri = "file:///bench.txt";
     c.send(
         json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-        "textDocument": { "uri": uri, "languageId": "text", "version": 1, "text": "" } } }),
+        "textDocument": { "uri": uri, "languageId": language, "version": 1, "text": "" } } }),
     );
     let (mut completion, mut inline, mut noop) =
         (Latencies::new(), Latencies::new(), Latencies::new());
@@ -132,7 +137,7 @@ fn main() {
     let _ = child.wait();
 
     println!(
-        "laya lsp round trips over {} keys of {file}",
+        "laya lsp round trips over {} keys of {file} (languageId {language})",
         text.chars().count()
     );
     println!(
@@ -154,5 +159,19 @@ fn main() {
             l.us(0.50) / noop.us(0.50),
             l.us(0.99) / noop.us(0.99)
         );
+    }
+}
+
+/// The languageId of a held-out file: heldout-NAME.txt is NAME, but prose
+/// and english are `text` and code (Rust) is `rust`.
+fn language_of(file: &str) -> String {
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match stem.strip_prefix("heldout-").unwrap_or(&stem) {
+        "prose" | "english" | "" => "text".into(),
+        "code" => "rust".into(),
+        other => other.into(),
     }
 }

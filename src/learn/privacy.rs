@@ -39,14 +39,31 @@ pub fn is_secret_path(path: &str) -> bool {
 
 /// Does file name `name` match one of `globs` (ignoring case)?
 pub fn name_matches<S: AsRef<str>>(globs: &[S], name: &str) -> bool {
-    if name.is_empty() {
-        return false;
+    Globs::new(globs).matches(name)
+}
+
+/// File-name globs, ready to match (ignoring case).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Globs(Vec<Vec<char>>);
+
+impl Globs {
+    pub fn new<S: AsRef<str>>(globs: &[S]) -> Globs {
+        Globs(
+            globs
+                .iter()
+                .map(|g| g.as_ref().to_lowercase().chars().collect())
+                .collect(),
+        )
     }
-    let name: Vec<char> = name.to_lowercase().chars().collect();
-    globs.iter().any(|g| {
-        let pattern: Vec<char> = g.as_ref().to_lowercase().chars().collect();
-        glob(&pattern, &name)
-    })
+
+    /// Does file name `name` match one of them?
+    pub fn matches(&self, name: &str) -> bool {
+        if name.is_empty() {
+            return false;
+        }
+        let name: Vec<char> = name.to_lowercase().chars().collect();
+        self.0.iter().any(|pattern| glob(pattern, &name))
+    }
 }
 
 /// Does the whole of `name` match `pattern` (`*` and `?` wildcards)?

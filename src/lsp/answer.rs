@@ -8,9 +8,10 @@ use super::documents::{units, Encoding};
 use crate::engine::kind::TextKind;
 use crate::engine::{Prediction, Request};
 use lsp_types::{
-    CompletionItem, CompletionItemKind, CompletionList, CompletionTextEdit, InlineCompletionItem,
-    InlineCompletionList, InsertTextFormat, Position, Range, TextEdit,
+    CompletionItemKind, InlineCompletionItem, InlineCompletionList, InsertTextFormat, Position,
+    Range,
 };
+use serde::{Serialize, Serializer};
 
 /// Most bytes of text before the cursor given to the engine (as the Neovim
 /// plugin's context.max_bytes).
@@ -99,34 +100,88 @@ fn prefix_range(pred: &Prediction, cursor: Position, enc: Encoding) -> Range {
     }
 }
 
-/// textDocument/completion's answer: incomplete, so that clients ask again
-/// as the user types (the next key changes the prediction).
-pub fn completion_list(pred: &Prediction, cursor: Position, enc: Encoding) -> CompletionList {
+/// textDocument/completion's answer (a CompletionList): incomplete, so
+/// that clients ask again as the user types (the next key changes the
+/// prediction). Borrows the texts of `choices`: it is serialized straight
+/// into the response.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completions<'a> {
+    pub is_incomplete: bool,
+    pub items: Vec<Item<'a>>,
+}
+
+/// One CompletionItem as Laya sends it: plain text (kind Text) replacing
+/// the typed prefix, ranked by `sortText`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Item<'a> {
+    pub label: &'a str,
+    kind: CompletionItemKind,
+    detail: Detail,
+    pub sort_text: Rank,
+    /// What clients filter on: a correction need not start with what was
+    /// typed, so it is filtered as that.
+    pub filter_text: &'a str,
+    insert_text_format: InsertTextFormat,
+    pub text_edit: Edit<'a>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Edit<'a> {
+    pub range: Range,
+    pub new_text: &'a str,
+}
+
+/// "Laya (SOURCE)", written without a String of its own.
+#[derive(Debug)]
+struct Detail(&'static str);
+
+impl Serialize for Detail {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("Laya ({})", self.0))
+    }
+}
+
+/// The rank as sortText: "0000", "0001", …
+#[derive(Debug, PartialEq)]
+pub struct Rank(pub usize);
+
+impl Serialize for Rank {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{:04}", self.0))
+    }
+}
+
+pub fn completion_list<'a>(
+    pred: &'a Prediction,
+    choices: &'a [Choice],
+    cursor: Position,
+    enc: Encoding,
+) -> Completions<'a> {
     let range = prefix_range(pred, cursor, enc);
-    let items = choices(pred)
-        .into_iter()
+    let items = choices
+        .iter()
         .enumerate()
-        .map(|(i, c)| CompletionItem {
-            label: c.text.clone(),
-            kind: Some(CompletionItemKind::TEXT),
-            detail: Some(format!("Laya ({})", c.source)),
-            sort_text: Some(format!("{i:04}")),
-            // What clients filter on: a correction need not start with
-            // what was typed, so it is filtered as that.
-            filter_text: Some(if c.text.starts_with(&pred.prefix) {
-                c.text.clone()
+        .map(|(i, c)| Item {
+            label: &c.text,
+            kind: CompletionItemKind::TEXT,
+            detail: Detail(c.source),
+            sort_text: Rank(i),
+            filter_text: if c.text.starts_with(&pred.prefix) {
+                &c.text
             } else {
-                pred.prefix.clone()
-            }),
-            insert_text_format: Some(InsertTextFormat::PLAIN_TEXT),
-            text_edit: Some(CompletionTextEdit::Edit(TextEdit {
+                &pred.prefix
+            },
+            insert_text_format: InsertTextFormat::PLAIN_TEXT,
+            text_edit: Edit {
                 range,
-                new_text: c.text,
-            })),
-            ..CompletionItem::default()
+                new_text: &c.text,
+            },
         })
         .collect();
-    CompletionList {
+    Completions {
         is_incomplete: true,
         items,
     }
@@ -182,19 +237,26 @@ mod tests {
             line: 3,
             character: 7,
         };
-        let list = completion_list(&pred, cursor, Encoding::Utf16);
+        let ch = choices(&pred);
+        let list = completion_list(&pred, &ch, cursor, Encoding::Utf16);
         assert!(list.is_incomplete);
-        let sort: Vec<_> = list
-            .items
-            .iter()
-            .map(|i| i.sort_text.clone().unwrap())
-            .collect();
-        assert_eq!(sort, ["0000", "0001", "0002"]);
-        let Some(CompletionTextEdit::Edit(edit)) = &list.items[2].text_edit else {
-            panic!("no text edit");
-        };
+        let sort: Vec<_> = list.items.iter().map(|i| i.sort_text.0).collect();
+        assert_eq!(sort, [0, 1, 2]);
+        let edit = &list.items[2].text_edit;
         assert_eq!(edit.range.start.character, 4);
-        assert_eq!(list.items[2].filter_text.as_deref(), Some("zep"));
+        assert_eq!(list.items[2].filter_text, "zep");
+        // As the LSP types read it.
+        let json = serde_json::to_value(&list).unwrap();
+        let typed: lsp_types::CompletionList = serde_json::from_value(json.clone()).unwrap();
+        let item = &typed.items[2];
+        assert_eq!(item.sort_text.as_deref(), Some("0002"));
+        assert_eq!(item.detail.as_deref(), Some("Laya (buffer)"));
+        assert_eq!(item.kind, Some(CompletionItemKind::TEXT));
+        assert_eq!(item.insert_text_format, Some(InsertTextFormat::PLAIN_TEXT));
+        let Some(lsp_types::CompletionTextEdit::Edit(e)) = &item.text_edit else {
+            panic!("no text edit: {json}");
+        };
+        assert_eq!((e.new_text.as_str(), e.range.start.character), ("zap", 4));
         let inline = inline_list(&pred, cursor, Encoding::Utf16);
         assert_eq!(inline.items[0].insert_text, "zephyr wind");
     }

@@ -102,8 +102,21 @@ pub fn serve(args: LspArgs) -> i32 {
         engine_info.backend,
         engine_info.model_path
     );
-    let out = std::io::stdout().lock();
-    server::Server::new(engine, rx, out, default_dir()).run()
+    server::Server::new(engine, rx, stdout(), default_dir()).run()
+}
+
+/// stdout, where each message goes in one write(2): Rust's stdout is
+/// line-buffered and would write a message's header and body apart (two
+/// system calls, two wake-ups of the client).
+fn stdout() -> Box<dyn std::io::Write> {
+    use std::os::fd::AsFd;
+    match std::io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(std::fs::File::from(fd)),
+        Err(e) => {
+            warn!("cannot write stdout directly ({e}); writing it through Rust's buffer");
+            Box::new(std::io::stdout().lock())
+        }
+    }
 }
 
 /// A SIGTERM (an editor stopping its servers) ends serving as the end of

@@ -4,15 +4,15 @@
 //! A client may replace it with `initializationOptions.disabled_files`;
 //! learning also refuses what `learn::privacy::is_secret_path` does.
 
-use crate::learn::privacy::{name_matches, SECRET_FILES};
+use crate::learn::privacy::{Globs, SECRET_FILES};
 
 /// The secret-file globs of a server.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SecretFiles(Vec<String>);
+pub struct SecretFiles(Globs);
 
 impl Default for SecretFiles {
     fn default() -> Self {
-        SecretFiles(SECRET_FILES.iter().map(|s| s.to_string()).collect())
+        SecretFiles(Globs::new(SECRET_FILES))
     }
 }
 
@@ -24,18 +24,17 @@ impl SecretFiles {
             .and_then(|o| o.get("disabled_files"))
             .and_then(|v| v.as_array());
         match given {
-            Some(list) => SecretFiles(
-                list.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect(),
-            ),
+            Some(list) => {
+                let globs: Vec<&str> = list.iter().filter_map(|v| v.as_str()).collect();
+                SecretFiles(Globs::new(&globs))
+            }
             None => SecretFiles::default(),
         }
     }
 
     /// Is the document at `uri` a secret file?
     pub fn matches(&self, uri: &str) -> bool {
-        name_matches(&self.0, file_name(&uri_path(uri)))
+        self.0.matches(file_name(&uri_path(uri)))
     }
 }
 

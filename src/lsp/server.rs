@@ -18,15 +18,15 @@ use super::transport::{self, cut, Frame};
 use crate::engine::{Engine, Prediction};
 use crate::learn::learning::Learning;
 use log::{debug, error, info, warn};
-use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId};
 use lsp_types::{
-    CompletionOptions, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DidSaveTextDocumentParams, InitializeParams, InitializeResult,
-    OneOf, PositionEncodingKind, ServerCapabilities, ServerInfo, TextDocumentPositionParams,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
-    TextDocumentSyncSaveOptions,
+    CompletionOptions, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DidSaveTextDocumentParams, InitializeParams, InitializeResult, OneOf, PositionEncodingKind,
+    ServerCapabilities, ServerInfo, TextDocumentContentChangeEvent, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, TextDocumentSyncSaveOptions,
 };
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::collections::{HashSet, VecDeque};
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -57,7 +57,13 @@ pub struct Server<W: Write> {
     /// Messages taken from the channel ahead of their turn.
     waiting: VecDeque<Frame>,
     cancelled: HashSet<RequestId>,
+    /// The last message changed a document.
+    changed: bool,
 }
+
+/// How long the server waits awake for the request that usually follows a
+/// didChange.
+const SPIN_AFTER_CHANGE: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// How the session ended: the process's exit code.
 pub type ExitCode = i32;
@@ -84,6 +90,7 @@ impl<W: Write> Server<W> {
             inbox,
             waiting: VecDeque::new(),
             cancelled: HashSet::new(),
+            changed: false,
         }
     }
 
@@ -120,6 +127,19 @@ impl<W: Write> Server<W> {
         if let Some(f) = self.waiting.pop_front() {
             return Some(f);
         }
+        // A document change comes with a request right behind it (the
+        // client asks for completions at the new cursor): waiting for it
+        // awake a moment spares a sleep and a wake-up on the keystroke's path.
+        if std::mem::take(&mut self.changed) {
+            let until = std::time::Instant::now() + SPIN_AFTER_CHANGE;
+            while std::time::Instant::now() < until {
+                match self.inbox.try_recv() {
+                    Ok(f) => return Some(f).filter(|f| !matches!(f, Frame::Closed)),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+                }
+            }
+        }
         let frame = loop {
             if !self.learning.has_news() {
                 break self.inbox.recv().ok();
@@ -138,7 +158,7 @@ impl<W: Write> Server<W> {
         match frame {
             Frame::Bad { code, why } => {
                 warn!("bad input: {why}");
-                if let Err(e) = transport::write_error(&mut self.out, code, &why) {
+                if let Err(e) = transport::write_error(&mut self.out, None, code, &why) {
                     error!("cannot write to the client: {e}");
                 }
             }
@@ -156,19 +176,17 @@ impl<W: Write> Server<W> {
         None
     }
 
-    fn send(&mut self, msg: Message) {
-        if let Err(e) = transport::write(&mut self.out, msg) {
+    fn reply<T: serde::Serialize>(&mut self, id: RequestId, result: T) {
+        if let Err(e) = transport::write_result(&mut self.out, &id, &result) {
             error!("cannot write to the client: {e}");
         }
     }
 
-    fn reply<T: serde::Serialize>(&mut self, id: RequestId, result: T) {
-        self.send(Response::new_ok(id, result).into());
-    }
-
     fn fail(&mut self, id: RequestId, code: ErrorCode, why: String) {
         debug!("request {id} failed: {why}");
-        self.send(Response::new_err(id, code as i32, why).into());
+        if let Err(e) = transport::write_error(&mut self.out, Some(&id), code as i32, &why) {
+            error!("cannot write to the client: {e}");
+        }
     }
 
     fn request(&mut self, r: Request) {
@@ -313,14 +331,16 @@ impl<W: Write> Server<W> {
         }
     }
 
-    fn did_change(&mut self, p: DidChangeTextDocumentParams) {
+    fn did_change(&mut self, p: Changes) {
+        self.changed = true;
         let d = p.text_document;
-        if self.secrets.matches(d.uri.as_str()) {
+        // An open document is no secret one (those are not kept).
+        if self.docs.get(&d.uri).is_none() && self.secrets.matches(&d.uri) {
             return;
         }
         if let Err(e) = self
             .docs
-            .change(d.uri.as_str(), d.version, p.content_changes, self.enc)
+            .change(&d.uri, d.version, p.content_changes, self.enc)
         {
             warn!("didChange: {}", e.0);
         }
@@ -374,8 +394,7 @@ impl<W: Write> Server<W> {
         self.waiting.iter().any(|f| match f {
             Frame::Message(Message::Request(r)) => {
                 r.method == method
-                    && parse::<TextDocumentPositionParams>(&r.params)
-                        .is_ok_and(|p| p.text_document.uri.as_str() == uri)
+                    && parse::<At>(&r.params).is_ok_and(|p| p.text_document.uri == uri)
             }
             _ => false,
         })
@@ -388,11 +407,11 @@ impl<W: Write> Server<W> {
         }
         // CompletionParams and InlineCompletionParams both flatten the
         // document and position to the top level.
-        let at: TextDocumentPositionParams = match parse(&r.params) {
+        let at: At = match parse(&r.params) {
             Ok(p) => p,
             Err(why) => return self.fail(r.id, ErrorCode::InvalidParams, why),
         };
-        let uri = at.text_document.uri.as_str().to_string();
+        let uri = at.text_document.uri;
         let pos = at.position;
         let stale = self.superseded(method, &uri);
         let prediction = match self.predict(&uri, pos, stale) {
@@ -400,7 +419,8 @@ impl<W: Write> Server<W> {
             Err((code, why)) => return self.fail(r.id, code, why),
         };
         if method == COMPLETION {
-            let list = answer::completion_list(&prediction, pos, self.enc);
+            let choices = answer::choices(&prediction);
+            let list = answer::completion_list(&prediction, &choices, pos, self.enc);
             self.reply(r.id, list);
         } else {
             let list = answer::inline_list(&prediction, pos, self.enc);
@@ -416,15 +436,14 @@ impl<W: Write> Server<W> {
         pos: lsp_types::Position,
         stale: bool,
     ) -> Result<Prediction, (ErrorCode, String)> {
-        if self.secrets.matches(uri) {
-            return Ok(Prediction::default());
-        }
-        let doc = self.docs.get(uri).ok_or_else(|| {
-            (
-                ErrorCode::InvalidParams,
-                format!("{} is not open", cut(uri, 200)),
-            )
-        })?;
+        let Some(doc) = self.docs.get(uri) else {
+            // A secret file is not kept, and gets nothing.
+            if self.secrets.matches(uri) {
+                return Ok(Prediction::default());
+            }
+            let why = format!("{} is not open", cut(uri, 200));
+            return Err((ErrorCode::InvalidParams, why));
+        };
         let at = offset(&doc.text, pos, self.enc).map_err(|e| (ErrorCode::InvalidParams, e.0))?;
         if stale {
             return Ok(Prediction::default());
@@ -438,7 +457,36 @@ impl<W: Write> Server<W> {
     }
 }
 
+/// The params of didChange, as `DidChangeTextDocumentParams` but with the
+/// URI as the client spelt it (the key of the open documents): parsing it
+/// as a URI on every key would cost time for nothing.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Changes {
+    text_document: VersionedDoc,
+    content_changes: Vec<TextDocumentContentChangeEvent>,
+}
+
+#[derive(Deserialize)]
+struct VersionedDoc {
+    uri: String,
+    version: i32,
+}
+
+/// A document and a position (`TextDocumentPositionParams`, which
+/// CompletionParams and InlineCompletionParams flatten), the URI as spelt.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct At {
+    text_document: Doc,
+    position: lsp_types::Position,
+}
+
+#[derive(Deserialize)]
+struct Doc {
+    uri: String,
+}
+
 fn parse<T: DeserializeOwned>(params: &serde_json::Value) -> Result<T, String> {
-    serde_json::from_value(params.clone())
-        .map_err(|e| format!("bad params: {}", transport::describe(&e)))
+    T::deserialize(params).map_err(|e| format!("bad params: {}", transport::describe(&e)))
 }

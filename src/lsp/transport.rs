@@ -4,7 +4,8 @@
 //! reader finds the next message's header again, so one bad message never
 //! ends the session. Messages themselves are lsp-server's.
 
-use lsp_server::Message;
+use lsp_server::{Message, RequestId};
+use serde::Serialize;
 use std::io::{self, BufRead, Read, Write};
 
 /// Largest message body read (a whole document in a didOpen fits); a larger
@@ -233,21 +234,72 @@ pub fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// Writes one message (the only writer of stdout in `laya lsp`).
-pub fn write(out: &mut impl Write, msg: Message) -> io::Result<()> {
-    msg.write(out)
+/// A response as it is written: the result (or error) serialized straight
+/// into the message, with no JSON tree built in between.
+#[derive(Serialize)]
+struct Reply<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    id: Option<&'a RequestId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ReplyError<'a>>,
 }
 
-/// Answers input that was no readable request: a JSON-RPC error whose id
-/// is null (lsp-server's ids cannot be).
-pub fn write_error(out: &mut impl Write, code: i32, message: &str) -> io::Result<()> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": code, "message": message },
-    })
-    .to_string();
-    write!(out, "Content-Length: {}\r\n\r\n{body}", body.len())?;
+#[derive(Serialize)]
+struct ReplyError<'a> {
+    code: i32,
+    message: &'a str,
+}
+
+/// Answers request `id` with `result` (`()` is null).
+pub fn write_result<T: Serialize>(
+    out: &mut impl Write,
+    id: &RequestId,
+    result: &T,
+) -> io::Result<()> {
+    write_frame(
+        out,
+        &Reply {
+            jsonrpc: "2.0",
+            id: Some(id),
+            result: Some(result),
+            error: None,
+        },
+    )
+}
+
+/// Answers request `id` (None: input that was no readable request, a null
+/// id) with an error.
+pub fn write_error(
+    out: &mut impl Write,
+    id: Option<&RequestId>,
+    code: i32,
+    message: &str,
+) -> io::Result<()> {
+    write_frame(
+        out,
+        &Reply::<()> {
+            jsonrpc: "2.0",
+            id,
+            result: None,
+            error: Some(ReplyError { code, message }),
+        },
+    )
+}
+
+/// One message, header and body, in one write (the only writer of stdout
+/// in `laya lsp`).
+fn write_frame(out: &mut impl Write, msg: &impl Serialize) -> io::Result<()> {
+    // Room for the header before the body, written once the length is known.
+    const ROOM: usize = 40;
+    let mut buf = Vec::with_capacity(512);
+    buf.resize(ROOM, 0);
+    serde_json::to_writer(&mut buf, msg).map_err(io::Error::other)?;
+    let header = format!("Content-Length: {}\r\n\r\n", buf.len() - ROOM);
+    let start = ROOM - header.len();
+    buf[start..ROOM].copy_from_slice(header.as_bytes());
+    out.write_all(&buf[start..])?;
     out.flush()
 }
 
@@ -307,6 +359,36 @@ mod tests {
         // Junk without a line end runs into the next header.
         let f = read_all(&format!("Content-Length: 3{}", frame(PING)));
         assert!(is_request(f.last().unwrap(), "ping"), "{f:?}");
+    }
+
+    #[test]
+    fn replies_are_framed_as_the_reader_reads_them() {
+        let mut out = Vec::new();
+        write_result(
+            &mut out,
+            &RequestId::from(7),
+            &serde_json::json!({ "a": [1] }),
+        )
+        .unwrap();
+        write_result(&mut out, &RequestId::from("x".to_string()), &()).unwrap();
+        write_error(&mut out, None, -32700, "bad \"input\"").unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(text.starts_with("Content-Length:"), "{text}");
+        let mut r = Reader::new(&out[..]);
+        let mut got = Vec::new();
+        while let Some(Frame::Message(Message::Response(m))) = r.next_frame().unwrap() {
+            got.push(m);
+        }
+        assert_eq!(got.len(), 2, "{text}"); // the null id is no lsp-server response
+        let result = |m: &lsp_server::Response| serde_json::to_value(m).unwrap()["result"].clone();
+        assert_eq!(result(&got[0]), serde_json::json!({ "a": [1] }));
+        assert_eq!(result(&got[1]), serde_json::Value::Null);
+        assert!(
+            text.ends_with(
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"input\""}}"#
+            ),
+            "{text}"
+        );
     }
 
     #[test]
