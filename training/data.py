@@ -1,10 +1,13 @@
 """Token-id streams for training and evaluation: every document of a split
 encoded with the vocabulary (starting with <s>) and concatenated into one
-uint16 array on disk. The training stream weights sources (in-domain editor
-help and Vim script/Lua count double; the hand-picked language and tool docs
-one and a half times, since prose is the harder half; the bulk API references
-and READMEs once; bulky Rust, kernel docs, the JDK and the GNU toolchain
-sources less, so that no one project's identifiers dominate)."""
+uint16 array on disk. The training stream weights sources: editor help and
+Vim script/Lua three times, the language and tool docs of the first corpus
+twice (prose is the harder half, and these are what people write about),
+other prose one and a half times or less; code by language on top of its
+source (Python, Rust and TypeScript up: with C, C++, Go and Java in the
+corpus their share fell threefold and the model lost ground on them), and
+the bulky new C, C++, Go, Java and kernel sources, and changelogs, down so
+that no one project's identifiers dominate."""
 
 import hashlib
 import os
@@ -18,12 +21,18 @@ from .vocab import Vocab
 
 DATA = os.path.join(WORK, "data")
 
-WEIGHTS = {"nvim-help": 2, "vim-help": 2, "vim-plugin-help": 2, "nvim-runtime": 2, "vim-runtime": 2,
-           "vim-plugins": 2, "lua-debian": 1.5, "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6,
-           "qt-docs": 1, "boost-docs": 1, "java-docs": 1, "ruby-docs": 1, "info-pages": 1, "perl-docs": 1,
+WEIGHTS = {"nvim-help": 3, "vim-help": 3, "vim-plugin-help": 3, "nvim-runtime": 3, "vim-runtime": 3,
+           "vim-plugins": 3, "lua-debian": 2.5,
+           "python-docs": 2, "rust-docs": 2, "node-docs": 2, "sqlite-docs": 2, "django-docs": 2, "cmake-docs": 2,
+           "llvm-clang-docs": 2, "pydocs-debian": 2, "debian-policy": 2, "shell-docs": 2,
+           "linux-docs": 0.7, "rust-std": 0.6, "crates": 0.6,
+           "qt-docs": 0.7, "boost-docs": 0.7, "java-docs": 0.6, "ruby-docs": 1, "info-pages": 1, "perl-docs": 1,
            "pydocs-more": 1, "debian-books": 1, "cargo-book": 1, "package-readmes": 1, "npm-readmes": 1,
-           "go-readmes": 1, "java": 0.6, "glibc": 0.7, "binutils": 0.5, "c-headers": 0.7}
+           "go-readmes": 1, "changelogs": 0.5,
+           "java": 0.45, "glibc": 0.5, "binutils": 0.3, "c-headers": 0.5, "crates-c": 0.6, "cpp-debian": 0.7,
+           "go": 0.7}
 PROSE_WEIGHT = 1.5  # prose sources not named above
+LANG_WEIGHTS = {"python": 1.6, "rust": 2.0, "typescript": 1.6}  # code: times its source's weight
 
 _vocab = None
 
@@ -41,17 +50,23 @@ def copies(rec):
     """How many times a training document enters the stream (weights below 1 keep a
     stable, hash-chosen fraction of the source's documents)."""
     w = WEIGHTS.get(rec["src"], PROSE_WEIGHT if rec.get("kind") == "prose" else 1.0)
+    if rec.get("kind") == "code":
+        w *= LANG_WEIGHTS.get(rec.get("lang"), 1.0)
     frac = int(hashlib.sha1(rec["text"][:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
     return int(w) + (1 if frac < w - int(w) else 0)
 
 
 def encode_split(vocab_path, split, kind=None, weighted=False, workers=2, lang=None):
-    texts = []
+    texts, times = [], []
     for rec in read_docs(split, kind):
         if lang is None or rec.get("lang") == lang:
-            texts.extend([rec["text"]] * (copies(rec) if weighted else 1))
+            n = copies(rec) if weighted else 1
+            if n:
+                texts.append(rec["text"])
+                times.append(n)
     with Pool(workers, initializer=_init, initargs=(vocab_path,)) as pool:
         parts = pool.map(_encode, texts, chunksize=16)
+    parts = [np.tile(ids, n) for ids, n in zip(parts, times)]  # a document's copies side by side, encoded once
     return np.concatenate(parts) if parts else np.zeros(0, np.uint16)
 
 
