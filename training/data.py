@@ -1,12 +1,12 @@
 """Token-id streams for training and evaluation: every document of a split
 encoded with the vocabulary (starting with <s>) and concatenated into one
 uint16 array on disk. The training stream weights sources: editor help and
-Vim script/Lua three times, the language and tool docs of the first corpus
+the editors' Vim script/Lua three times, the language and tool docs of the first corpus
 twice (prose is the harder half, and these are what people write about),
 other prose one and a half times or less; code by language on top of its
 source (Python, Rust and TypeScript up: with C, C++, Go and Java in the
-corpus their share fell threefold and the model lost ground on them), and
-the bulky new C, C++, Go, Java and kernel sources, and changelogs, down so
+corpus their share fell by half or more and the model lost ground on them), and
+the bulky new C, C++, Go and Java sources and their docs, and changelogs, down so
 that no one project's identifiers dominate."""
 
 import hashlib

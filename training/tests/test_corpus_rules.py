@@ -1,6 +1,7 @@
 """Corpus v2 rules: material reserved for evaluation is refused before any
 registry client runs and dropped by path; generated code is skipped; files
-get their language; and a build over local packages is deterministic."""
+get their language; a build over local packages is deterministic; and the
+training stream weights code by language on top of its source."""
 
 import json
 import os
@@ -147,6 +148,36 @@ class Determinism(unittest.TestCase):
             for d in docs:  # the document-level split: each document is in the split its key gives
                 self.assertEqual(d["split"], split_of(split_key("local", d["path"])), d["path"])
             self.assertEqual(manifests[0]["langs"]["code:c"]["docs"], 60)
+        finally:
+            shutil.rmtree(tmp)
+
+
+class StreamWeights(unittest.TestCase):
+    def test_code_is_weighted_by_language_on_top_of_its_source(self):
+        from training.data import copies
+        def mean(src, lang):
+            recs = [{"src": src, "kind": "code", "lang": lang, "text": f"doc {i}\n"} for i in range(2000)]
+            return sum(copies(r) for r in recs) / len(recs)
+        self.assertAlmostEqual(mean("pypi", "python"), 1.6, delta=0.05)
+        self.assertAlmostEqual(mean("pypi", "c"), 1.0)
+        self.assertAlmostEqual(mean("crates", "rust"), 1.2, delta=0.05)  # 0.6 x 2
+        self.assertAlmostEqual(mean("go", "go"), 0.7, delta=0.05)  # some documents left out
+
+    def test_weighted_split_repeats_each_document_side_by_side(self):
+        from unittest import mock
+        from training import data
+        from training.vocab import Vocab, write
+        tmp = tempfile.mkdtemp(prefix="laya-weights-test-")
+        try:
+            vocab = os.path.join(tmp, "v.txt")
+            write(["<unk>", "<s>", "<nl>", "a", "b"], vocab)
+            recs = [{"src": "nvim-runtime", "kind": "code", "lang": "lua", "text": "a b"},
+                    {"src": "binutils", "kind": "code", "lang": "c", "text": "b b"}]
+            with mock.patch.object(data, "read_docs", lambda split, kind=None: iter(recs)):
+                ids = data.encode_split(vocab, "train", weighted=True, workers=1).tolist()
+            one = Vocab(vocab).encode("a b")
+            expected = one * 3 + (Vocab(vocab).encode("b b") if data.copies(recs[1]) else [])
+            self.assertEqual(ids, expected)
         finally:
             shutil.rmtree(tmp)
 
