@@ -1,9 +1,11 @@
 //! Fuzzing of `Engine::predict` itself on the real default model: documents
 //! of arbitrary UTF-8 edited anywhere and read at arbitrary cursors, in a
-//! few buffers at once, with any number of candidates asked for, accepted
-//! words and forgotten buffers in between. Every answer is well formed (at
-//! most k candidates (one for k = 0), a prefix that ends the text before the cursor, scores
-//! in [0, 1]) and nothing panics. See support/fuzz.rs for the runs.
+//! few buffers at once (short, middling and long documents), keystrokes
+//! and backspaces at the end between the edits, with any number of
+//! candidates asked for, accepted words and forgotten buffers in between.
+//! Every answer is well formed (at most k candidates (one for k = 0), a
+//! prefix that ends the text before the cursor, scores in [0, 1]) and
+//! nothing panics. See support/fuzz.rs for the runs.
 
 #[path = "support/default_engine.rs"]
 mod default_engine;
@@ -43,6 +45,14 @@ enum Step {
         kind: u8,
         seen: bool,
     },
+    /// Delete the last `n` characters (backspace), then read at the end.
+    Backspace {
+        buffer: u64,
+        n: usize,
+        k: usize,
+        kind: u8,
+        seen: bool,
+    },
     /// Accept a word into the buffer.
     Accept { buffer: u64, word: String },
     /// Forget the buffer.
@@ -51,9 +61,22 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     let cursor = prop_oneof![3 => Just(1.0), 1 => 0.0..=1.0f64];
+    let k = || prop_oneof![8 => 0usize..12, 1 => any::<usize>()];
+    // A keystroke or two at the end, as most requests are: they take the
+    // engine's cheap paths (inside a word, one new word) right after
+    // whatever the edits before left.
+    let keys = prop_oneof![
+        6 => "[a-z]{1,2}",
+        2 => "[ .,\n'(\u{e9}\u{2014}\u{201c}]",
+        1 => any::<char>().prop_map(String::from),
+    ];
     prop_oneof![
-        12 => (1u64..4, prop_oneof![3 => Just(1.0), 1 => 0.0..=1.0f64], text(), cursor, prop_oneof![8 => 0usize..12, 1 => any::<usize>()], 0u8..6, prop::bool::ANY)
+        12 => (1u64..4, prop_oneof![3 => Just(1.0), 1 => 0.0..=1.0f64], text(), cursor, k(), 0u8..6, prop::bool::ANY)
             .prop_map(|(buffer, at, text, cursor, k, kind, seen)| Step::Type { buffer, at, text, cursor, k, kind, seen }),
+        12 => (1u64..4, keys, k(), 0u8..6, prop::bool::ANY)
+            .prop_map(|(buffer, text, k, kind, seen)| Step::Type { buffer, at: 1.0, text, cursor: 1.0, k, kind, seen }),
+        3 => (1u64..4, 1usize..4, k(), 0u8..6, prop::bool::ANY)
+            .prop_map(|(buffer, n, k, kind, seen)| Step::Backspace { buffer, n, k, kind, seen }),
         1 => (1u64..4, any::<String>()).prop_map(|(buffer, word)| Step::Accept { buffer, word }),
         1 => (1u64..4).prop_map(|buffer| Step::Forget { buffer }),
     ]
@@ -77,11 +100,69 @@ fn kind(k: u8) -> TextKind {
     }
 }
 
+/// The longest document of each buffer (1..=3), in bytes.
+const CAPS: [usize; 4] = [0, 256, 2048, 8192];
+
 /// One engine for the whole run, as a host keeps one: buffers' state
 /// carries over from case to case.
 fn engine() -> &'static Mutex<(Engine, [String; 4])> {
     static E: OnceLock<Mutex<(Engine, [String; 4])>> = OnceLock::new();
     E.get_or_init(|| Mutex::new((default_engine::engine(""), Default::default())))
+}
+
+/// One request with the text before the cursor `before`, and the checks
+/// of its answer.
+fn answer(
+    engine: &mut Engine,
+    buffer: u64,
+    before: &str,
+    (k, kd, seen): (usize, u8, bool),
+) -> Result<(), TestCaseError> {
+    let req = Request {
+        buffer,
+        before,
+        filetype: if kd % 2 == 0 { "rust" } else { "markdown" },
+        kind: kind(kd),
+        k,
+        seen_last: seen,
+    };
+    let p = engine.predict(&req);
+    // k = 0 still gets the top candidate (the ghost text's).
+    let most = k.clamp(1, laya::engine::MAX_CANDIDATES);
+    prop_assert!(
+        p.candidates.len() <= most,
+        "{} candidates for k = {}",
+        p.candidates.len(),
+        k
+    );
+    prop_assert!(
+        before.ends_with(&p.prefix),
+        "prefix {:?} does not end {:?}",
+        p.prefix,
+        before
+    );
+    let typed = p.prefix.chars().count();
+    for c in &p.candidates {
+        prop_assert!(
+            c.score.is_finite() && (0.0..=1.0).contains(&c.score),
+            "{:?}",
+            c
+        );
+        prop_assert!(
+            c.replace <= typed,
+            "{:?} replaces more than the prefix {:?}",
+            c,
+            p.prefix
+        );
+        // A completion inserts the rest of its word (after the separator a
+        // next word brings, such as a space).
+        prop_assert!(
+            c.replace > 0 || c.word.ends_with(c.insert.trim_start()),
+            "{:?}",
+            c
+        );
+    }
+    Ok(())
 }
 
 fn check(steps: &[Step]) -> Result<(), TestCaseError> {
@@ -97,64 +178,37 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
                     text,
                     cursor,
                     k,
-                    kind: kd,
+                    kind,
                     seen,
                 } => {
                     let doc = &mut docs[*buffer as usize];
                     let at = boundary(doc, *at);
                     doc.insert_str(at, text);
                     input += text.len();
-                    // The host sends a few KB before the cursor at most.
-                    if doc.len() > 8192 {
+                    // The host sends a few KB before the cursor at most; the
+                    // buffers keep short, middling and long documents, so
+                    // that the cheaper short ones make more cases in the time
+                    // while the long ones keep the engine's bounds in play.
+                    let cap = CAPS[*buffer as usize];
+                    while doc.len() > cap {
                         let cut = boundary(doc, 0.5);
                         doc.replace_range(..cut, "");
                     }
                     let c = boundary(doc, *cursor);
-                    let before = &doc[..c];
-                    let req = Request {
-                        buffer: *buffer,
-                        before,
-                        filetype: if *kd % 2 == 0 { "rust" } else { "markdown" },
-                        kind: kind(*kd),
-                        k: *k,
-                        seen_last: *seen,
-                    };
-                    let p = engine.predict(&req);
-                    // k = 0 still gets the top candidate (the ghost text's).
-                    let most = (*k).clamp(1, laya::engine::MAX_CANDIDATES);
-                    prop_assert!(
-                        p.candidates.len() <= most,
-                        "{} candidates for k = {}",
-                        p.candidates.len(),
-                        k
-                    );
-                    prop_assert!(
-                        before.ends_with(&p.prefix),
-                        "prefix {:?} does not end {:?}",
-                        p.prefix,
-                        before
-                    );
-                    let typed = p.prefix.chars().count();
-                    for c in &p.candidates {
-                        prop_assert!(
-                            c.score.is_finite() && (0.0..=1.0).contains(&c.score),
-                            "{:?}",
-                            c
-                        );
-                        prop_assert!(
-                            c.replace <= typed,
-                            "{:?} replaces more than the prefix {:?}",
-                            c,
-                            p.prefix
-                        );
-                        // A completion inserts the rest of its word (after the
-                        // separator a next word brings, such as a space).
-                        prop_assert!(
-                            c.replace > 0 || c.word.ends_with(c.insert.trim_start()),
-                            "{:?}",
-                            c
-                        );
+                    answer(engine, *buffer, &doc[..c], (*k, *kind, *seen))?;
+                }
+                Step::Backspace {
+                    buffer,
+                    n,
+                    k,
+                    kind,
+                    seen,
+                } => {
+                    let doc = &mut docs[*buffer as usize];
+                    for _ in 0..*n {
+                        doc.pop();
                     }
+                    answer(engine, *buffer, doc, (*k, *kind, *seen))?;
                 }
                 Step::Accept { buffer, word } => engine.accepted(*buffer, word),
                 Step::Forget { buffer } => {
