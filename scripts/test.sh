@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 scripts/install-test-deps.sh
 export PATH="$PWD/.venv/bin:$PATH"
 cargo test --release
-# The MLX backend's parity test, against the real MLX library (build.rs finds
-# it through python3), whenever Python MLX is importable.
+# The MLX backend's parity and startup self-check tests, against the real
+# MLX library (build.rs finds it through python3), whenever Python MLX is
+# importable.
 if python3 -c 'import mlx.core' 2>/dev/null; then
-  cargo test --release --features mlx --test mlx_parity
+  cargo test --release --features mlx --test mlx_parity --test mlx_selfcheck
 fi
 python3 -m unittest discover -s training/tests -t . -v

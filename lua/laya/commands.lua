@@ -42,6 +42,9 @@ function M.status_lines()
     if e.model_error and e.model_error ~= vim.NIL then
       lines[#lines + 1] = 'Model error: ' .. tostring(e.model_error)
     end
+    if e.backend_error and e.backend_error ~= vim.NIL then
+      lines[#lines + 1] = 'Backend error: ' .. tostring(e.backend_error)
+    end
     if e.words_error and e.words_error ~= vim.NIL then
       lines[#lines + 1] = 'Word list error: ' .. tostring(e.words_error)
     end

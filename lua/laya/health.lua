@@ -107,6 +107,9 @@ function M.check()
     if e.model_error and e.model_error ~= vim.NIL then
       h.warn('model not loaded: ' .. tostring(e.model_error), advice('model_error'))
     end
+    if e.backend_error and e.backend_error ~= vim.NIL then
+      h.warn('backend not used: ' .. tostring(e.backend_error), advice('backend_error'))
+    end
     if e.words_error and e.words_error ~= vim.NIL then
       h.warn('word list not loaded: ' .. tostring(e.words_error), advice('words_error'))
     elseif e.words and e.words ~= vim.NIL then

@@ -153,6 +153,7 @@ fn reply(
                 "device": i.device,
                 "model": i.model_path.map(|p| p.display().to_string()),
                 "model_error": i.model_error.map(|e| e.to_string()),
+                "backend_error": i.backend_error.map(|e| e.to_string()),
                 "words": i.words_path.map(|p| p.display().to_string()),
                 "words_error": i.words_error.map(|e| e.to_string()),
             });

@@ -49,8 +49,12 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
             info.vocab_size = v.len();
             if opts.neural {
                 info.model_path = Some(w.clone());
-                match model::load_backend(w, &v, opts.backend, opts.dtype) {
-                    Ok(b) => {
+                match model::load_backend_noting(w, &v, opts.backend, opts.dtype) {
+                    Ok(model::LoadedBackend {
+                        backend: b,
+                        fallback,
+                    }) => {
+                        info.backend_error = fallback.map(LoadError::BackendFallback);
                         info.backend = b.name().into();
                         info.device = b.device();
                         info.dtype = b.dtype().into();

@@ -18,6 +18,10 @@ pub enum LoadError {
     WordList { path: PathBuf, reason: String },
     #[error("the model backend failed while running: {0}")]
     BackendFailed(String),
+    /// The cpu backend runs the model instead of the one asked for (MLX's
+    /// startup self-check failed, or MLX did not load).
+    #[error("{0}")]
+    BackendFallback(String),
 }
 
 impl LoadError {
@@ -30,6 +34,7 @@ impl LoadError {
             LoadError::Model { .. } => "model",
             LoadError::WordList { .. } => "word_list",
             LoadError::BackendFailed(_) => "backend_failed",
+            LoadError::BackendFallback(_) => "backend_fallback",
         }
     }
 
@@ -51,6 +56,9 @@ impl LoadError {
             }
             LoadError::BackendFailed(_) => {
                 "Predictions go on from the word sources; the host log (:Laya log) has the details"
+            }
+            LoadError::BackendFallback(_) => {
+                "Predictions are right but run on the cpu backend; build Laya against the MLX installed (cargo build --release --features mlx) or set host.backend = 'cpu'"
             }
         }
     }

@@ -219,6 +219,9 @@ pub struct EngineInfo {
     pub load_ms: f64,
     /// Why the neural model is not in use, when it is not.
     pub model_error: Option<super::LoadError>,
+    /// Why the model runs on the cpu backend instead of the one asked for
+    /// (MLX's self-check failed, or MLX did not load), when it does.
+    pub backend_error: Option<super::LoadError>,
     /// The word list beyond the vocabulary (`<stem>.words.txt`), when loaded.
     pub words_path: Option<PathBuf>,
     /// Words in it (0 without one).

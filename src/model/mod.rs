@@ -169,13 +169,37 @@ impl BackendChoice {
 }
 
 /// Loads the weights at `path` (checked against `vocab`) on the chosen backend,
-/// optionally converted to `dtype`.
+/// optionally converted to `dtype` (see `load_backend_noting`).
 pub fn load_backend(
     path: &Path,
     vocab: &Vocab,
     backend: BackendChoice,
     dtype: Option<weights::WeightType>,
 ) -> Result<Box<dyn Backend>> {
+    load_backend_noting(path, vocab, backend, dtype).map(|l| l.backend)
+}
+
+/// A loaded backend, and why it is not the one asked for when it is not.
+pub struct LoadedBackend {
+    pub backend: Box<dyn Backend>,
+    /// Why the cpu backend runs instead of MLX: MLX's startup self-check
+    /// failed, or MLX did not load under "auto". Logged once; `status`
+    /// shows it.
+    pub fallback: Option<String>,
+}
+
+/// `load_backend`, saying why the backend fell back to the cpu one. An MLX
+/// backend whose self-check fails (it computes something else than the cpu
+/// backend) is never used, whatever was asked for: the cpu backend runs the
+/// model instead.
+pub fn load_backend_noting(
+    path: &Path,
+    vocab: &Vocab,
+    backend: BackendChoice,
+    dtype: Option<weights::WeightType>,
+) -> Result<LoadedBackend> {
+    #[allow(unused_mut)] // assigned only with the mlx feature
+    let mut fallback = None;
     match backend {
         BackendChoice::Cpu => {}
         // "auto" takes MLX only when built with it and a GPU is there; an MLX
@@ -185,18 +209,48 @@ pub fn load_backend(
             #[cfg(feature = "mlx")]
             if mlx::gpu_available() {
                 match mlx::open(path, vocab, dtype) {
-                    Ok(b) => return Ok(Box::new(b)),
-                    Err(e) => log::warn!("mlx backend failed, using cpu: {e:#}"),
+                    Ok(b) => return Ok(LoadedBackend::new(Box::new(b))),
+                    Err(e) => fallback = Some(mlx_fell_back(e)),
                 }
             }
         }
         #[cfg(feature = "mlx")]
-        BackendChoice::Mlx => return Ok(Box::new(mlx::open(path, vocab, dtype)?)),
+        BackendChoice::Mlx => match mlx::open(path, vocab, dtype) {
+            Ok(b) => return Ok(LoadedBackend::new(Box::new(b))),
+            Err(e) if e.is::<mlx::Mismatch>() => fallback = Some(mlx_fell_back(e)),
+            Err(e) => return Err(e),
+        },
         #[cfg(not(feature = "mlx"))]
         BackendChoice::Mlx => {
             bail!("backend \"mlx\": this build has no MLX support (build with --features mlx)")
         }
     }
     let w = weights::Weights::open(path, Some(vocab))?;
-    Ok(Box::new(cpu::CpuBackend::new(w, dtype)))
+    Ok(LoadedBackend {
+        backend: Box::new(cpu::CpuBackend::new(w, dtype)),
+        fallback,
+    })
+}
+
+impl LoadedBackend {
+    fn new(backend: Box<dyn Backend>) -> LoadedBackend {
+        LoadedBackend {
+            backend,
+            fallback: None,
+        }
+    }
+}
+
+/// Logs why MLX is not used (once, at load) and gives the message.
+#[cfg(feature = "mlx")]
+fn mlx_fell_back(e: anyhow::Error) -> String {
+    if e.is::<mlx::Mismatch>() {
+        log::error!("{e:#}");
+        format!("{e:#}")
+    } else {
+        let msg =
+            format!("the mlx backend failed to load, so the cpu backend runs the model: {e:#}");
+        log::warn!("{msg}");
+        msg
+    }
 }

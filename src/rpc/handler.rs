@@ -321,6 +321,18 @@ fn engine_info_value(i: &EngineInfo) -> Value {
             error_value(&i.model_error, |e| e.advice().into()),
         ),
         (
+            "backend_error",
+            error_value(&i.backend_error, |e| e.to_string()),
+        ),
+        (
+            "backend_error_kind",
+            error_value(&i.backend_error, |e| e.kind().into()),
+        ),
+        (
+            "backend_error_advice",
+            error_value(&i.backend_error, |e| e.advice().into()),
+        ),
+        (
             "words",
             i.words_path
                 .as_ref()

@@ -30,7 +30,13 @@ impl Host {
 
     /// A host with `args` after the usual ones.
     pub fn start_with(delay_ms: Option<u64>, args: &[&str]) -> Host {
+        Host::start_env(delay_ms, args, &[])
+    }
+
+    /// A host with `args` after the usual ones and `env` in its environment.
+    pub fn start_env(delay_ms: Option<u64>, args: &[&str], env: &[(&str, &str)]) -> Host {
         let mut cmd = Command::new(HOST);
+        cmd.envs(env.iter().copied());
         cmd.args([
             "serve",
             "--log-level",

@@ -7,9 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
 
+use super::cpu::CpuBackend;
 use super::weights::{WeightType, Weights, VECTORS};
 use super::Backend;
 use crate::text::vocab::Vocab;
+
+pub mod check;
+pub use check::Mismatch;
 
 #[repr(C)]
 struct RawWeights {
@@ -252,6 +256,10 @@ pub struct MlxBackend {
     hidden: usize,
     device: String,
     compute: MlxCompute,
+    /// Test-only: added to every logit it hands back, in a pattern over the
+    /// ids (LAYA_TEST_MLX_SKEW), to show that the self-check catches a
+    /// backend computing wrong results. 0 otherwise.
+    skew: f32,
 }
 
 // SAFETY: the bridge runs every op on its own MLX stream created with
@@ -312,6 +320,7 @@ impl MlxBackend {
             hidden: w.hidden,
             device: String::new(),
             compute: opts.compute,
+            skew: 0.0,
         };
         let mut buf = [0 as c_char; 256];
         // SAFETY: buf is writable for its length; the bridge NUL-terminates.
@@ -455,10 +464,45 @@ impl MlxBackend {
 }
 
 /// Opens the model at `path` (checked against `vocab`) on MLX with the
-/// default options: the GPU when there is one, kernels built at load.
+/// default options (the GPU when there is one, kernels built at load), then
+/// runs the self-check (check.rs) against the cpu backend on the same
+/// weights: a `Mismatch` error when MLX computes something else.
 pub fn open(path: &Path, vocab: &Vocab, dtype: Option<WeightType>) -> Result<MlxBackend> {
     let w = Weights::open(path, Some(vocab))?;
-    MlxBackend::from_weights(&w, dtype, &MlxOptions::default())
+    let mut b = MlxBackend::from_weights(&w, dtype, &MlxOptions::default())?;
+    b.skew = std::env::var("LAYA_TEST_MLX_SKEW")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
+    let t0 = std::time::Instant::now();
+    let mut cpu = CpuBackend::new(w, Some(WeightType::F32));
+    let r = check::run(&mut b, &mut cpu)?;
+    log::info!(
+        "mlx self-check passed: {} steps against the cpu backend, max |delta logit| {:.2e} \
+         (tolerance {:.2e}), max |delta state| {:.2e}, top-1 agreed {}/{}, {:.1} ms \
+         (first step {:.1} ms; {:.1} ms with the cpu backend's load)",
+        r.steps,
+        r.max_logit_delta,
+        r.logit_tolerance,
+        r.max_state_delta,
+        r.top1_agreed,
+        r.steps,
+        r.ms,
+        r.first_ms,
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(b)
+}
+
+impl MlxBackend {
+    /// The test-only skew on the logits (see the field).
+    fn skewed(&self, logits: &mut [f32]) {
+        if self.skew != 0.0 {
+            for (i, l) in logits.iter_mut().enumerate() {
+                *l += self.skew * ((i % 13) as f32 - 6.0);
+            }
+        }
+    }
 }
 
 /// A tensor of the file as f32 values, whatever its stored dtype.
@@ -537,7 +581,9 @@ impl Backend for MlxBackend {
                 logits.as_mut_ptr(),
             )
         };
-        check(rc, "step+logits")
+        check(rc, "step+logits")?;
+        self.skewed(logits);
+        Ok(())
     }
 
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
@@ -562,7 +608,9 @@ impl Backend for MlxBackend {
         check(
             unsafe { laya_mlx_logits(self.raw, h.as_ptr(), logits.as_mut_ptr()) },
             "logits",
-        )
+        )?;
+        self.skewed(logits);
+        Ok(())
     }
 }
 
