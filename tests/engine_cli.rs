@@ -189,3 +189,81 @@ fn protocol_survives_bad_lines() {
     assert_eq!(lines[1]["errors"], 1);
     assert_eq!(lines[3]["candidates"][0], "llo");
 }
+
+/// The protocol's peak resident memory while it reads `lines` (VmHWM,
+/// read before its input closes), and its answer lines.
+fn protocol_reading(args: &[&str], lines: &[Vec<u8>]) -> (u64, Vec<serde_json::Value>) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(LAYA)
+        .arg("protocol")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    for l in lines {
+        stdin.write_all(l).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let mut a = String::new();
+        stdout.read_line(&mut a).unwrap();
+        answers.push(serde_json::from_str(&a).unwrap());
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let hwm_kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    drop(stdin);
+    child.wait().unwrap();
+    (hwm_kb, answers)
+}
+
+#[test]
+fn a_protocol_line_over_the_cap_is_skipped_with_an_error() {
+    let predict = |context: &str| {
+        format!(r#"{{"op":"predict","doc":0,"context":"{context}","k":3,"reset":true}}"#)
+            .into_bytes()
+    };
+    // A 1 KB cap: the 5 KB line is skipped, the next one answered.
+    let (_, a) = protocol_reading(
+        &["--no-model", "--max-line-mb", "0.001"],
+        &[predict(&"x".repeat(5000)), predict("hello he")],
+    );
+    let error = a[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(
+            "a line of 5056 bytes is over the limit of 1048 bytes (laya protocol --max-line-mb)"
+        ),
+        "{:?}",
+        a[0]
+    );
+    assert_eq!(a[0]["candidates"].as_array().map(Vec::len), Some(0));
+    assert_eq!(a[1]["candidates"][0], "llo", "{:?}", a[1]);
+    assert!(a[1].get("error").is_none());
+
+    // The default cap (16 MB): a 160 MB line is answered with the error
+    // without ever being held (the process stays far below its size).
+    let (hwm_kb, a) = protocol_reading(
+        &["--no-model"],
+        &[predict(&"y".repeat(160 << 20)), predict("hello he")],
+    );
+    assert!(
+        a[0]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("over the limit of 16777216 bytes"),
+        "{:?}",
+        a[0]
+    );
+    assert_eq!(a[1]["candidates"][0], "llo", "{:?}", a[1]);
+    assert!(
+        hwm_kb < 80 << 10,
+        "peak RSS {hwm_kb} kB reading a 160 MB line"
+    );
+}

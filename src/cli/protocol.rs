@@ -47,10 +47,29 @@ pub struct ProtocolArgs {
     /// (`gate`, see engine::gate; scripts/fit-ghost-gate.py fits on them)
     #[arg(long)]
     pub explain: bool,
+    /// Longest request line read; a longer one is skipped unread (not
+    /// held) and answered with an `error` naming its size
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_MAX_LINE_MB, value_parser = positive_mb)]
+    pub max_line_mb: f64,
     #[command(flatten)]
     pub user: UserArgs,
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+/// The default of `--max-line-mb`: a `learn` line carries whole documents
+/// of the user's writing, far beyond a keystroke's few KB of context.
+pub const DEFAULT_MAX_LINE_MB: f64 = 16.0;
+
+fn positive_mb(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|m| *m > 0.0 && m.is_finite())
+        .ok_or_else(|| "expected a positive number".to_string())
+}
+
+fn mb_to_bytes(mb: f64) -> usize {
+    (mb * (1u64 << 20) as f64) as usize
 }
 
 #[derive(Serialize)]
@@ -62,6 +81,10 @@ struct Answer<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     us: Option<f64>,
     errors: u64,
+    /// Why the line got no answer, when it is one the protocol cannot
+    /// read at all (too long).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
     /// `--explain`: the decision's inputs (`gate::Features::vector`).
     #[serde(skip_serializing_if = "Option::is_none")]
     gate: Option<[f32; 8]>,
@@ -76,7 +99,8 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
     let mut reader = Reader::new(&a.user);
     let input = std::io::stdin().lock();
     let out = std::io::BufWriter::new(std::io::stdout().lock());
-    match serve_as(&mut engine, &mut reader, a.explain, input, out) {
+    let max_line = mb_to_bytes(a.max_line_mb);
+    match serve_as(&mut engine, &mut reader, (a.explain, max_line), input, out) {
         Ok(()) => 0,
         Err(e) => {
             log::error!("laya protocol: cannot read stdin: {e}");
@@ -92,13 +116,44 @@ pub(crate) fn run(a: &ProtocolArgs) -> i32 {
 /// on. Err only when `input` fails.
 pub fn serve(engine: &mut Engine, input: impl BufRead, out: impl Write) -> std::io::Result<()> {
     let mut reader = Reader::new(&UserArgs::default());
-    serve_as(engine, &mut reader, false, input, out)
+    let max_line = mb_to_bytes(DEFAULT_MAX_LINE_MB);
+    serve_as(engine, &mut reader, (false, max_line), input, out)
+}
+
+/// Reads one line into `line`, holding at most `max` bytes of it (and its
+/// '\n'): None at the end of the input, else the line's whole length
+/// without the '\n' (over `max`: the rest was read and dropped).
+fn read_line_capped(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<usize>> {
+    let mut total = 0;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok((total > 0).then_some(total));
+        }
+        let end = buf.iter().position(|&b| b == b'\n');
+        let take = end.map_or(buf.len(), |i| i + 1);
+        let room = (max + 1).saturating_sub(line.len());
+        line.extend_from_slice(&buf[..take.min(room)]);
+        input.consume(take);
+        total += take;
+        if end.is_some() {
+            return Ok(Some(total - 1));
+        }
+    }
 }
 
 fn serve_as(
     engine: &mut Engine,
     reader: &mut Reader,
-    explain: bool,
+    (explain, max_line): (bool, usize),
     mut input: impl BufRead,
     mut out: impl Write,
 ) -> std::io::Result<()> {
@@ -106,11 +161,20 @@ fn serve_as(
     let mut bad_lines = 0u64;
     loop {
         line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        let Some(len) = read_line_capped(&mut input, &mut line, max_line)? else {
             return Ok(());
-        }
-        let written = match std::str::from_utf8(&line)
-            .map_err(|e| format!("not UTF-8 ({e})"))
+        };
+        let read = if len > max_line {
+            Err(format!(
+                "a line of {len} bytes is over the limit of {max_line} bytes \
+                 (laya protocol --max-line-mb); it was skipped"
+            ))
+        } else {
+            Ok(&line[..])
+        };
+        let too_long = read.as_ref().err().cloned();
+        let written = match read
+            .and_then(|l| std::str::from_utf8(l).map_err(|e| format!("not UTF-8 ({e})")))
             .and_then(|l| serde_json::from_str::<Line>(l).map_err(|e| e.to_string()))
         {
             Ok(req) => reply(engine, reader, &req, bad_lines, explain, &mut out),
@@ -122,6 +186,7 @@ fn serve_as(
                     ghost: None,
                     us: None,
                     errors: bad_lines + engine.errors(),
+                    error: too_long,
                     gate: None,
                 };
                 write_line(&mut out, &a)
@@ -207,6 +272,7 @@ fn answer(
         ghost: Some(&p.ghost),
         us: Some((t0.elapsed().as_secs_f64() * 1e7).round() / 10.0),
         errors: engine.errors() + bad_lines,
+        error: None,
         gate: explain
             .then(|| Features::of(&p.prefix, &p.candidates).map(|f| f.vector()))
             .flatten(),

@@ -232,6 +232,7 @@ pub fn load_backend_noting(
     })
 }
 
+#[cfg(feature = "mlx")]
 impl LoadedBackend {
     fn new(backend: Box<dyn Backend>) -> LoadedBackend {
         LoadedBackend {
