@@ -2,14 +2,21 @@
 learning (`ksr.py run --learn`): text the training corpus never fetched,
 earlier writing of one source learnt, later writing of the same source scored.
 
-    python3 benches/learn_split.py OUT_DIR
-    # writes OUT_DIR/{prose,code}-{learn,score}.txt
+    python3 benches/learn_split.py OUT_DIR [--dev]
+    # writes OUT_DIR/{prose,code,python}-{learn,score}.txt
 
+Held-out (the figures reported):
 prose: git's release notes (/usr/share/doc/git/RelNotes, git documentation
 is reserved for evaluation): notes of 2.20-2.34 learnt, 2.35 onwards scored.
 code: two crates of the local cargo registry that the corpus does not fetch
 (tokio-util, mio): two of every three source files learnt, the third scored.
-Read the figures, do not tune on them alone."""
+python: the Google Cloud SDK's googlecloudsdk/core package (not in the
+corpus), two of every three files learnt, the third scored.
+
+--dev writes other documents of the same kinds of sources, to choose the
+learning's constants on (never the held-out ones above): release notes
+1.5-1.9 learnt and 2.0-2.19 scored; the crates h2 and hyper-util; the
+googlecloudsdk/calliope package."""
 
 import glob
 import gzip
@@ -32,24 +39,48 @@ def version(path):
     return tuple(int(x) for x in m.groups()) if m else None
 
 
+DEV = "--dev" in sys.argv
+
+
 def prose():
     notes = [p for p in glob.glob("/usr/share/doc/git/RelNotes/*") if version(p)]
     notes = sorted((p for p in notes if version(p)[2] == 0), key=version)
-    learn = [read(p) for p in notes if (2, 20) <= version(p)[:2] < (2, 35)]
-    score = [read(p) for p in notes if version(p)[:2] >= (2, 35)]
+    if DEV:
+        learn = [read(p) for p in notes if version(p)[:2] < (2, 0)]
+        score = [read(p) for p in notes if (2, 0) <= version(p)[:2] < (2, 20)]
+    else:
+        learn = [read(p) for p in notes if (2, 20) <= version(p)[:2] < (2, 35)]
+        score = [read(p) for p in notes if version(p)[:2] >= (2, 35)]
     return learn, score
+
+
+def thirds(files):
+    learn, score = [], []
+    files = [f for f in files if 1500 < os.path.getsize(f) < 40_000]
+    for i, f in enumerate(files):
+        (score if i % 3 == 2 else learn).append(read(f))
+    return learn, score
+
+
+def python():
+    package = "calliope" if DEV else "core"
+    root = f"/usr/lib/google-cloud-sdk/lib/googlecloudsdk/{package}"
+    files = sorted(glob.glob(os.path.join(root, "**", "*.py"), recursive=True))
+    if not files:
+        sys.exit(f"no {root}")
+    return thirds(files)
 
 
 def code():
     learn, score = [], []
-    for name in ("tokio-util-0.7", "mio-1."):
+    for name in ("h2-0.4", "hyper-util-0.1") if DEV else ("tokio-util-0.7", "mio-1."):
         roots = sorted(glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/{name}*")))
         if not roots:
             sys.exit(f"no {name}* crate in the cargo registry")
         files = sorted(glob.glob(os.path.join(roots[-1], "src", "**", "*.rs"), recursive=True))
-        files = [f for f in files if 1500 < os.path.getsize(f) < 40_000]
-        for i, f in enumerate(files):
-            (score if i % 3 == 2 else learn).append(read(f))
+        a, b = thirds(files)
+        learn += a
+        score += b
     return learn, score
 
 
@@ -65,7 +96,7 @@ def capped(docs, limit):
 
 def main(out):
     os.makedirs(out, exist_ok=True)
-    for kind, (learn, score) in (("prose", prose()), ("code", code())):
+    for kind, (learn, score) in (("prose", prose()), ("code", code()), ("python", python())):
         score = capped(score, SCORE_BYTES)
         for part, docs in (("learn", learn), ("score", score)):
             path = os.path.join(out, f"{kind}-{part}.txt")
@@ -75,4 +106,5 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "/tmp/laya-learn")
+    args = [a for a in sys.argv[1:] if a != "--dev"]
+    main(args[0] if args else "/tmp/laya-learn")

@@ -49,3 +49,64 @@ fn learnt_pairs_rank_the_next_word() {
         Some("flux_capacitor_reset")
     );
 }
+
+fn store_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("laya-engine-learn-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A store at start: loaded on its own thread and adopted whole, with what
+/// the user taught while it was loading learnt again on top of it.
+#[test]
+fn a_store_loading_late_keeps_what_was_taught_meanwhile() {
+    use laya::learn::store::{Forget, Store, DEFAULT_MAX_BYTES};
+    use laya::learn::Learnt;
+    use laya::rpc::learning::{LearnStatus, Learning};
+    use std::sync::{Arc, Mutex};
+    let dir = store_dir("late");
+    let mut stored = Learnt::default();
+    stored.add_text(HISTORY, 1);
+    Store::new(&dir, DEFAULT_MAX_BYTES)
+        .save(&stored, &Forget::Nothing)
+        .unwrap();
+    // Another host holding the store's lock keeps the loading thread waiting.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("personal.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let mut e = default_engine::engine("");
+    let status = Arc::new(Mutex::new(LearnStatus::default()));
+    let mut learning = Learning::new(Some(Store::new(&dir, DEFAULT_MAX_BYTES)), status);
+    learning.load(&mut e);
+    assert!(
+        learning.is_loading(),
+        "the start does not wait for the lock"
+    );
+    learning.learn(
+        &mut e,
+        &"call flux_capacitor_reset after boot\n".repeat(5),
+        "",
+    );
+    assert_eq!(
+        top(&mut e, 3, "then call ").as_deref(),
+        Some("flux_capacitor_reset")
+    );
+    drop(lock);
+    while learning.is_loading() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        learning.poll(&mut e);
+    }
+    assert_eq!(
+        top(&mut e, 4, "Then we restart zorb").as_deref(),
+        Some("ulator"),
+        "the store's words"
+    );
+    assert_eq!(
+        top(&mut e, 5, "then call ").as_deref(),
+        Some("flux_capacitor_reset"),
+        "what was learnt while loading"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

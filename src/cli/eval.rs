@@ -33,6 +33,10 @@ pub struct EvalArgs {
     /// ... starting at this one
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
+    /// The user's earlier writing, learnt before scoring as `laya protocol`
+    /// learns protocol 2's `learn` requests (one per document of the file)
+    #[arg(long, value_name = "FILE")]
+    pub learn: Option<String>,
     #[command(flatten)]
     pub user: UserArgs,
     #[command(flatten)]
@@ -404,6 +408,17 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
     let sampling = Sampling::of(a);
     let mut engine = Engine::new(scoring_options(&a.engine));
     super::describe("laya", &engine);
+    if let Some(history) = &a.learn {
+        match std::fs::read_to_string(history) {
+            Ok(h) => documents(&h)
+                .into_iter()
+                .for_each(|doc| super::protocol::learn(&mut engine, doc)),
+            Err(e) => {
+                log::error!("laya eval: {history}: {e}");
+                return 1;
+            }
+        }
+    }
     let m = evaluate(&mut engine, &a.user, &text, &sampling);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());

@@ -228,11 +228,17 @@ fn reply(
             // User-level state, learnt as the host learns the user's
             // writing (lines that look like secrets left out): it
             // survives `reset`.
-            engine.learn(&crate::learn::privacy::without_secret_lines(&req.text));
+            learn(engine, &req.text);
             writeln!(out, "{{}}")
         }
         _ => answer(engine, reader, req, bad_lines, explain, out),
     }
+}
+
+/// Learns the user's earlier writing as the host does (lines that look like
+/// secrets left out).
+pub(crate) fn learn(engine: &mut Engine, text: &str) {
+    engine.learn(&crate::learn::privacy::without_secret_lines(text));
 }
 
 fn write_line(out: &mut impl Write, a: &Answer) -> std::io::Result<()> {

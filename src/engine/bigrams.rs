@@ -300,16 +300,40 @@ impl BigramCache {
     }
 
     /// Records `count` occurrences of `key → word` at once (loading the
-    /// user's store).
+    /// user's store; nothing to undo, so nothing allocated for it).
     pub fn add_count(&mut self, key: Key, word: &str, count: u32) {
         if count == 0 {
             return;
         }
-        self.add(key, word);
-        if let Some(f) = self.keys.get_mut(&key) {
-            if let Some(e) = f.words.iter_mut().find(|(w, _)| &**w == word) {
-                e.1 += count - 1;
-                f.total += count - 1;
+        let limit = if self.limit == 0 {
+            MAX_KEYS
+        } else {
+            self.limit
+        };
+        if self.keys.len() >= limit && !self.keys.contains_key(&key) {
+            self.prune();
+        }
+        self.clock += 1;
+        let f = self.keys.entry(key).or_default();
+        f.total += count;
+        f.last = self.clock;
+        match f.words.iter_mut().find(|(w, _)| &**w == word) {
+            Some(e) => e.1 += count,
+            None => {
+                if f.words.len() >= MAX_FOLLOWERS {
+                    let (i, _) = f
+                        .words
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, (_, c))| *c)
+                        .expect("full list");
+                    let (_, c) = f.words.remove(i);
+                    f.total -= c;
+                }
+                if f.words.is_empty() {
+                    f.words.reserve_exact(1);
+                }
+                f.words.push((word.into(), count));
             }
         }
     }

@@ -11,7 +11,7 @@ use super::load;
 use super::next_keys::{is_one_word, word_ending_here};
 use super::options::{EngineInfo, EngineOptions};
 use super::separator;
-use super::word_cache::{WordCache, MAX_USER_WORDS};
+use super::word_cache::{InVocab, WordCache, MAX_USER_WORDS};
 use super::word_list::WordList;
 use super::{Candidate, Prediction, Request};
 use crate::model::kernels::Simd;
@@ -145,7 +145,12 @@ impl Engine {
     pub fn learn(&mut self, text: &str) {
         for t in crate::text::tokenizer::tokenize(text) {
             if t.kind == crate::text::tokenizer::TokenKind::Word {
-                self.user_words.add(t.text);
+                let in_vocab = match self.vocab.as_ref().map(|v| v.word_id(t.text)) {
+                    Some(Some(id)) => InVocab::Id(id),
+                    Some(None) => InVocab::Oov,
+                    None => InVocab::Unknown,
+                };
+                self.user_words.add_undoable(t.text, in_vocab);
                 for k in keys_before(&text[..t.start]).into_iter().flatten() {
                     self.user_bigrams.add(k, t.text);
                 }

@@ -40,7 +40,7 @@ mod load_error;
 pub mod memory;
 mod next_keys;
 mod options;
-mod personal;
+pub mod personal;
 mod rank;
 pub mod separator;
 pub mod word_cache;

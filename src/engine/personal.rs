@@ -6,6 +6,43 @@ use super::bigrams::{keys_before, BigramCache, MAX_USER_KEYS};
 use super::engine::Engine;
 use super::word_cache::{WordCache, MAX_USER_WORDS};
 
+/// The user's history from the personal store, built apart from the engine
+/// (on a loading thread, so that a large store never holds up the first
+/// keystroke) and then handed over whole (`Engine::adopt_history`).
+pub struct History {
+    words: WordCache,
+    pairs: BigramCache,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History {
+            words: WordCache::with_limit(MAX_USER_WORDS),
+            pairs: BigramCache::with_limit(MAX_USER_KEYS),
+        }
+    }
+}
+
+impl History {
+    /// `n` occurrences of `word`.
+    pub fn add_word(&mut self, word: &str, n: u32) {
+        self.words.add_count(word, n);
+    }
+
+    /// `n` occurrences of `word` after `ctx`: the text from the previous
+    /// word (order 0) or the two previous words (order 1) up to the word.
+    pub fn add_pair(&mut self, order: u8, ctx: &str, word: &str, n: u32) {
+        if let Some(Some(k)) = keys_before(ctx).get(order as usize) {
+            self.pairs.add_count(*k, word, n);
+        }
+    }
+
+    /// Distinct words held.
+    pub fn words(&self) -> usize {
+        self.words.len()
+    }
+}
+
 impl Engine {
     /// Counts from the user's store: words, and (order, context, word)
     /// pairs whose context is the text from the previous word (order 0) or
@@ -23,6 +60,13 @@ impl Engine {
                 self.user_bigrams.add_count(*k, w, n);
             }
         }
+    }
+
+    /// Takes `history` as everything the user's history holds (what was
+    /// learnt before is dropped: the caller replays it).
+    pub fn adopt_history(&mut self, history: History) {
+        self.user_words = history.words;
+        self.user_bigrams = history.pairs;
     }
 
     /// Forgets what was learnt of `word` (and the pairs it ends or starts

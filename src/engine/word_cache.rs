@@ -176,25 +176,39 @@ impl WordCache {
     }
 
     /// Records `count` occurrences of `word` at once, as if all made now
-    /// (loading the user's store).
+    /// (loading the user's store: the clock does not move, so the words
+    /// loaded share one recency and none is favoured by its place in the file).
     pub fn add_count(&mut self, word: &str, count: u32) {
         if count == 0 {
             return;
         }
-        self.add(word);
-        let extra = count - 1;
-        if extra == 0 {
-            return;
-        }
-        let w = ((self.clock - self.base) as f64 / TAU_WORDS).exp() * extra as f64;
-        if let Some(s) = self.stats.get_mut(word) {
-            s.count += extra;
-            s.weight += w;
-            self.total += extra as u64;
-            self.total_weight += w;
-            if s.oov {
-                self.oov_total += extra as u64;
-                self.oov_weight += w;
+        let w = ((self.clock - self.base) as f64 / TAU_WORDS).exp() * count as f64;
+        self.total += count as u64;
+        self.total_weight += w;
+        let now = self.clock;
+        match self.stats.get_mut(word) {
+            Some(s) => {
+                s.count += count;
+                s.weight += w;
+                s.last = now;
+                if s.oov {
+                    self.oov_total += count as u64;
+                    self.oov_weight += w;
+                }
+            }
+            None => {
+                if self.stats.len() >= self.limit() {
+                    self.prune();
+                }
+                let stat = Stat {
+                    count,
+                    weight: w,
+                    last: now,
+                    oov: false,
+                    id: None,
+                };
+                self.stats.insert(word.into(), stat);
+                self.index.insert(index_key(word), ());
             }
         }
     }

@@ -140,6 +140,40 @@ impl<'a> Reader<'a> {
 
 /// Decodes a whole file.
 pub fn decode(bytes: &[u8]) -> Result<Learnt, DecodeError> {
+    let mut l = Learnt::default();
+    // Counts bounded by the bytes present (a damaged count cannot allocate much).
+    let (nw, np) = counts(bytes).unwrap_or((0, 0));
+    l.words.reserve(nw.min(bytes.len() / 10));
+    l.pairs.reserve(np.min(bytes.len() / 13));
+    visit(bytes, |item| match item {
+        Item::Word(w, e) => {
+            l.words.insert(w.into(), e);
+        }
+        Item::Pair(order, c, w, e) => {
+            l.pairs.insert((order, c.into(), w.into()), e);
+        }
+    })?;
+    Ok(l)
+}
+
+/// The numbers of words and pairs a file's header announces (unchecked).
+pub fn counts(bytes: &[u8]) -> Result<(usize, usize), DecodeError> {
+    let mut r = Reader { bytes, at: 18 };
+    Ok((r.u32()? as usize, r.u32()? as usize))
+}
+
+/// One entry of a file: a word, or a pair (order, context, word).
+pub enum Item<'a> {
+    Word(&'a str, Entry),
+    Pair(u8, &'a str, &'a str, Entry),
+}
+
+/// Hands every word and pair of a file to `item` without
+/// building anything (loading at start). The header, version and checksum
+/// are checked before the first entry is handed over; a file that turns out
+/// malformed after that is an error, and what was handed over must then be
+/// dropped by the caller.
+pub fn visit(bytes: &[u8], mut item: impl FnMut(Item)) -> Result<(), DecodeError> {
     if bytes.len() < HEADER_LEN + TRAILER_LEN || &bytes[..MAGIC.len()] != MAGIC {
         return Err(DecodeError::Corrupt("not a Laya personal store".into()));
     }
@@ -156,14 +190,9 @@ pub fn decode(bytes: &[u8]) -> Result<Learnt, DecodeError> {
         at: 18,
     };
     let (nw, np) = (r.u32()? as usize, r.u32()? as usize);
-    // Counts bounded by the bytes present (a damaged count cannot allocate much).
-    let mut l = Learnt::default();
-    l.words.reserve(nw.min(body.len() / 10));
-    l.pairs.reserve(np.min(body.len() / 13));
     for _ in 0..nw {
         let w = r.text()?;
-        let e = r.entry()?;
-        l.words.insert(w.into(), e);
+        item(Item::Word(w, r.entry()?));
     }
     for _ in 0..np {
         let order = r.u8()?;
@@ -173,12 +202,12 @@ pub fn decode(bytes: &[u8]) -> Result<Learnt, DecodeError> {
         if order > 1 {
             return Err(DecodeError::Corrupt(format!("pair order {order}")));
         }
-        l.pairs.insert((order, c.into(), w.into()), e);
+        item(Item::Pair(order, c, w, e));
     }
     if r.at != body.len() {
         return Err(DecodeError::Corrupt("trailing bytes".into()));
     }
-    Ok(l)
+    Ok(())
 }
 
 #[cfg(test)]

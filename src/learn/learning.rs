@@ -4,18 +4,38 @@
 //! updates every few seconds and once more at exit, so the disk is never on
 //! a keystroke's path. Learnt text never enters the log.
 
+use crate::engine::personal::History;
 use crate::engine::Engine;
+use crate::learn::format;
 use crate::learn::privacy::{is_secret_path, without_secret_lines};
 use crate::learn::store::{Forget, Store};
 use crate::learn::{now, Learnt};
 use log::{info, warn};
 use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long learnt text may wait in memory before it is saved.
 const SAVE_EVERY: Duration = Duration::from_secs(3);
+
+/// The longest the start waits for the store: a larger one is adopted as
+/// soon as its loading thread is done (within a few hundred milliseconds
+/// for a store at the default cap), predictions using the buffers meanwhile.
+const WAIT_AT_START: Duration = Duration::from_millis(40);
+
+/// What the loading thread hands over: the history built from the store
+/// and what loading found, or why the store could not be read.
+type Loaded = std::io::Result<(Option<History>, crate::learn::store::Report)>;
+
+/// What the user taught while the store was loading, replayed in order on
+/// the adopted history.
+enum Early {
+    Learn(String),
+    Accepted(u64, String),
+    Forget(Option<String>),
+}
 
 /// What `status` shows of the store.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +59,9 @@ pub struct Learning {
     forget: Forget,
     last_save: Instant,
     saver: Option<JoinHandle<()>>,
+    /// A store being loaded: the loading thread's answer to come, when it
+    /// started, and what was taught meanwhile.
+    loading: Option<(Receiver<Loaded>, Instant, Vec<Early>)>,
     pub status: Arc<Mutex<LearnStatus>>,
 }
 
@@ -50,28 +73,79 @@ impl Learning {
             forget: Forget::Nothing,
             last_save: Instant::now(),
             saver: None,
+            loading: None,
             status,
         }
     }
 
-    /// Loads the store into the engine (at start, before any keystroke).
+    /// Starts loading the store on a thread of its own and waits for it
+    /// at most WAIT_AT_START; a store not loaded by then is adopted at the
+    /// first `poll` after its thread is done.
     pub fn load(&mut self, engine: &mut Engine) {
         let Some(store) = self.store.clone() else {
             return;
         };
+        let (tx, rx) = mpsc::channel();
         let t0 = Instant::now();
-        match store.load() {
-            Ok((l, report)) => {
-                engine.learn_counts(
-                    l.words.iter().map(|(w, e)| (&**w, e.count)),
-                    l.pairs
-                        .iter()
-                        .map(|((o, c, w), e)| (*o, &**c, &**w, e.count)),
-                );
+        let spawned = std::thread::Builder::new()
+            .name("laya-load".into())
+            .spawn(move || {
+                let _ = tx.send(store.load_with(build_history));
+            });
+        if let Err(e) = spawned {
+            warn!("cannot start loading the personal store: {e}");
+            return;
+        }
+        match rx.recv_timeout(WAIT_AT_START) {
+            Ok(loaded) => self.adopt(engine, loaded, t0, Vec::new()),
+            Err(RecvTimeoutError::Timeout) => self.loading = Some((rx, t0, Vec::new())),
+            Err(RecvTimeoutError::Disconnected) => warn!("loading the personal store failed"),
+        }
+        self.refresh(engine);
+    }
+
+    /// Adopts the store once its loading thread is done (a no-op otherwise).
+    pub fn poll(&mut self, engine: &mut Engine) {
+        let Some((rx, _, _)) = &self.loading else {
+            return;
+        };
+        match rx.try_recv() {
+            Err(TryRecvError::Empty) => {}
+            Ok(loaded) => {
+                let (_, t0, early) = self.loading.take().expect("loading");
+                self.adopt(engine, loaded, t0, early);
+            }
+            Err(TryRecvError::Disconnected) => {
+                self.loading = None;
+                warn!("loading the personal store failed");
+            }
+        }
+    }
+
+    /// Whether the store is still being loaded.
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some()
+    }
+
+    fn adopt(&mut self, engine: &mut Engine, loaded: Loaded, t0: Instant, early: Vec<Early>) {
+        let store = self.store.clone().expect("a store");
+        match loaded {
+            Ok((history, report)) => {
+                let words = history.as_ref().map_or(0, History::words);
+                if let Some(h) = history {
+                    engine.adopt_history(h);
+                }
+                for e in early {
+                    match e {
+                        Early::Learn(text) => engine.learn(&text),
+                        Early::Accepted(buffer, text) => engine.accepted(buffer, &text),
+                        Early::Forget(word) => engine.forget_learnt(word.as_deref()),
+                    }
+                }
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
                 info!(
-                    "personal store loaded in {ms:.1} ms: {} words, {} pairs, {} bytes",
-                    report.words, report.pairs, report.bytes
+                    "personal store loaded in {ms:.1} ms: {words} words, {} bytes",
+                    report.bytes
                 );
                 if let Some(m) = &report.set_aside {
                     warn!("{m}");
@@ -91,6 +165,15 @@ impl Learning {
         self.refresh(engine);
     }
 
+    /// The user accepted `text`: the engine learns it (and, while the store
+    /// is loading, it is kept to be learnt again on the adopted history).
+    pub fn accepted(&mut self, engine: &mut Engine, buffer: u64, text: &str) {
+        engine.accepted(buffer, text);
+        if let Some((_, _, early)) = &mut self.loading {
+            early.push(Early::Accepted(buffer, text.to_string()));
+        }
+    }
+
     fn lock_status(&self) -> std::sync::MutexGuard<'_, LearnStatus> {
         self.status.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -106,6 +189,9 @@ impl Learning {
         if self.store.is_some() {
             self.pending.add_text(&text, now());
         }
+        if let Some((_, _, early)) = &mut self.loading {
+            early.push(Early::Learn(text));
+        }
         self.refresh(engine);
     }
 
@@ -113,6 +199,9 @@ impl Learning {
     /// at the next save, in the store.
     pub fn forget(&mut self, engine: &mut Engine, word: Option<&str>) {
         engine.forget_learnt(word);
+        if let Some((_, _, early)) = &mut self.loading {
+            early.push(Early::Forget(word.map(str::to_string)));
+        }
         match word {
             None => {
                 self.pending = Learnt::default();
@@ -199,6 +288,16 @@ impl Learning {
         self.last_save = Instant::now();
         self.lock_status().flushes += 1;
     }
+}
+
+/// The history a store's bytes hold (on the loading thread).
+fn build_history(bytes: &[u8]) -> Result<History, format::DecodeError> {
+    let mut h = History::default();
+    format::visit(bytes, |item| match item {
+        format::Item::Word(w, e) => h.add_word(w, e.count),
+        format::Item::Pair(order, c, w, e) => h.add_pair(order, c, w, e.count),
+    })?;
+    Ok(h)
 }
 
 fn save(store: &Store, pending: &Learnt, forget: &Forget, status: &Mutex<LearnStatus>) {

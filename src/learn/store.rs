@@ -104,23 +104,42 @@ impl Store {
     }
 
     fn read_locked(&self) -> io::Result<(Learnt, Report)> {
+        let (l, mut report) = self.read_with(format::decode)?;
+        let l = l.unwrap_or_default();
+        report.words = l.words.len();
+        report.pairs = l.pairs.len();
+        Ok((l, report))
+    }
+
+    /// Reads the store with `read` (`format::decode`, or a visitor that
+    /// builds something else from the bytes): None when there is no store
+    /// or it could not be read (then renamed aside and reported; the
+    /// report's counts are left to the caller).
+    pub fn load_with<T>(
+        &self,
+        read: impl FnOnce(&[u8]) -> Result<T, DecodeError>,
+    ) -> io::Result<(Option<T>, Report)> {
+        let _lock = self.lock()?;
+        self.read_with(read)
+    }
+
+    fn read_with<T>(
+        &self,
+        read: impl FnOnce(&[u8]) -> Result<T, DecodeError>,
+    ) -> io::Result<(Option<T>, Report)> {
         let path = self.path();
         let bytes = match fs::read(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok((Learnt::default(), Report::default()))
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, Report::default())),
             Err(e) => return Err(e),
         };
-        match format::decode(&bytes) {
-            Ok(l) => {
+        match read(&bytes) {
+            Ok(t) => {
                 let report = Report {
-                    words: l.words.len(),
-                    pairs: l.pairs.len(),
                     bytes: bytes.len(),
-                    set_aside: None,
+                    ..Report::default()
                 };
-                Ok((l, report))
+                Ok((Some(t), report))
             }
             Err(why) => {
                 let aside = self.set_aside(&why)?;
@@ -133,7 +152,7 @@ impl Store {
                     set_aside: Some(message),
                     ..Report::default()
                 };
-                Ok((Learnt::default(), report))
+                Ok((None, report))
             }
         }
     }

@@ -84,9 +84,13 @@ impl Decider {
             let Some(work) = self.inbox.take() else {
                 break;
             };
+            self.learning.poll(&mut engine);
             match work {
                 Work::Event(Event::Accepted { buffer, text }) => {
-                    self.guarded("accepted", || engine.accepted(buffer, &text));
+                    let l = &mut self.learning;
+                    catch_panic(&self.stats, "accepted", || {
+                        l.accepted(&mut engine, buffer, &text)
+                    });
                 }
                 Work::Event(Event::Forget { buffer }) => {
                     self.guarded("forget", || engine.forget(buffer));

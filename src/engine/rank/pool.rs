@@ -59,6 +59,7 @@ impl<'a> Query<'a> {
         tuning: &'a Tuning,
     ) -> Query<'a> {
         let lambda = match (dist, vocab) {
+            (Some(_), _) if !user_words.is_empty() => tuning.lambda_history,
             (Some(_), _) => tuning.lambda_model,
             (None, Some(_)) => tuning.lambda_words,
             (None, None) => 0.0,
@@ -66,7 +67,7 @@ impl<'a> Query<'a> {
         let user_weight = if user_words.is_empty() {
             0.0
         } else {
-            1.0 - tuning.buffer_share
+            tuning.user_share
         };
         Query {
             prefix,
@@ -114,7 +115,9 @@ impl<'a> Query<'a> {
         match self.vocab.and_then(|v| v.word_id(word)) {
             Some(id) => (self.p_vocab(id), true),
             None => (
-                self.tuning.oov_share * self.p_unk * self.buffer_words.prob_oov(word)
+                self.p_unk
+                    * (self.tuning.oov_share * self.buffer_words.prob_oov(word)
+                        + self.tuning.user_oov * self.user_words.prob_oov(word))
                     + self.pointed(word),
                 false,
             ),

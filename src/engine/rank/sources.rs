@@ -223,19 +223,21 @@ impl<'a> CandidateSource<'a> for Followers<'a> {
             let Some(key) = key.filter(|_| lambdas[order] > 0.0) else {
                 continue;
             };
-            let n = self.buffer.total(key) + self.user.total(key);
-            if n == 0 {
+            let up = t.user_pairs;
+            let n = self.buffer.total(key) as f32 + up * self.user.total(key) as f32;
+            if n <= 0.0 {
                 continue;
             }
-            let n = n as f32;
             pool.bigram_weight[order] = lambdas[order] * n / (n + t.bigram_conf);
-            for (word, c) in self.buffer.followers(key).chain(self.user.followers(key)) {
+            let buffer = self.buffer.followers(key).map(|(w, c)| (w, c as f32));
+            let user = self.user.followers(key).map(|(w, c)| (w, up * c as f32));
+            for (word, c) in buffer.chain(user) {
                 if word.len() < q.prefix.len()
                     || !word.as_bytes()[..q.prefix.len()].eq_ignore_ascii_case(q.lower.as_bytes())
                 {
                     continue;
                 }
-                let p = c as f32 / n;
+                let p = c / n;
                 pool.mass.bigram[order] += p;
                 match pool.followers.iter_mut().find(|f| f.0 == word) {
                     Some(f) => f.1[order] += p,
