@@ -11,9 +11,9 @@
 //!     cargo bench --bench store_load [-- MB...]     (default: 1 10 16)
 
 use laya::engine::{Engine, EngineOptions};
+use laya::learn::learning::{LearnStatus, Learning};
 use laya::learn::store::{Forget, Store, DEFAULT_MAX_BYTES};
 use laya::learn::Learnt;
-use laya::rpc::learning::{LearnStatus, Learning};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -60,9 +60,9 @@ fn store_dir(name: &str) -> std::path::PathBuf {
 /// the user taught while it was loading learnt again on top of it.
 #[test]
 fn a_store_loading_late_keeps_what_was_taught_meanwhile() {
+    use laya::learn::learning::{LearnStatus, Learning};
     use laya::learn::store::{Forget, Store, DEFAULT_MAX_BYTES};
     use laya::learn::Learnt;
-    use laya::rpc::learning::{LearnStatus, Learning};
     use std::sync::{Arc, Mutex};
     let dir = store_dir("late");
     let mut stored = Learnt::default();

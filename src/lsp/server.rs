@@ -155,6 +155,8 @@ impl<W: Write> Server<W> {
 
     /// Answers one frame; the exit code when it ends the server (`exit`).
     pub fn handle(&mut self, frame: Frame) -> Option<ExitCode> {
+        // A personal store still loading is adopted as soon as it is read.
+        self.learning.poll(&mut self.engine);
         match frame {
             Frame::Bad { code, why } => {
                 warn!("bad input: {why}");
