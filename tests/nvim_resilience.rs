@@ -277,3 +277,37 @@ async fn a_panic_logs_no_buffer_text_and_the_host_goes_on() {
     assert!(!log.contains("zephyrine"), "buffer text in the log:\n{log}");
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_notification_gets_one_message() {
+    let s = Session::start("oversized").await;
+    s.lua(
+        "require('laya').setup({ host = { path = vim.env.LAYA_HOST, args = { '--max-message-mb', '0.01' } }, log_level = 'debug' })",
+    )
+    .await;
+    s.insert_after(WORDS).await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    // Three notifications over the host's 10 KB cap, on the real channel.
+    s.lua(
+        "local host = require('laya.host')
+         for _ = 1, 3 do host.notify('learn', string.rep('z', 20000)) end",
+    )
+    .await;
+    let shown = s
+        .wait_for("the notice", || async {
+            let m = output(&s, "messages").await;
+            m.contains("over the host's limit").then_some(m)
+        })
+        .await;
+    // Typing goes on, and later keys bring no second message.
+    s.input("Go zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    let m = output(&s, "messages").await;
+    assert_eq!(m.matches("Laya: a message of").count(), 1, "{m}");
+    assert!(
+        shown.contains("bytes is over the host's limit of 10485 bytes (laya serve --max-message-mb); it was skipped"),
+        "{shown}"
+    );
+    s.quit().await;
+}

@@ -592,3 +592,78 @@ fn garbage_on_the_channel_300_trials_of_each_kind() {
     let counts = garbage_trials(300, 8);
     assert_no_failures(&counts);
 }
+
+/// `--incomplete-message-ms` sets how long a message may stay incomplete
+/// before the host gives the stream up (exit code 3, one ERROR line).
+#[test]
+fn the_incomplete_message_limit_is_an_option() {
+    let mut h = Host::start_with(None, &["--incomplete-message-ms", "200"]);
+    h.request("status", vec![]).expect("status");
+    let mut bytes = Vec::new();
+    rmpv::encode::write_value(
+        &mut bytes,
+        &Value::Array(vec![
+            2.into(),
+            "predict".into(),
+            Value::Array(predict(1, 1, "hello wor".into())),
+        ]),
+    )
+    .unwrap();
+    // Half a message, and nothing more.
+    h.send_bytes(&bytes[..bytes.len() / 2]).unwrap();
+    assert_eq!(h.wait_exit(PATIENCE), Some(3), "{}", h.log());
+    let log = h.log();
+    assert!(
+        log.contains("out of sync (a message stayed incomplete for 200 ms)"),
+        "{log}"
+    );
+}
+
+/// An oversized notification has no reply to carry the error: the plugin
+/// is told once (a notice through `nvim_exec_lua`), whatever the count.
+#[test]
+fn an_oversized_notification_tells_the_plugin_once() {
+    let mut h = Host::start_with(None, &["--max-message-mb", "1"]);
+    let big = Value::from("z".repeat(3 << 20));
+    for _ in 0..3 {
+        h.notify("predict", predict(1, 1, big.clone()));
+    }
+    // The ping's reply comes after anything the three made the host send.
+    h.send(Value::Array(vec![
+        0.into(),
+        999.into(),
+        "ping".into(),
+        Value::Array(vec![]),
+    ]));
+    let mut got = Vec::new();
+    loop {
+        let m = h.messages.recv_timeout(PATIENCE).expect("the ping's reply");
+        let a = m.as_array().unwrap();
+        if a[0].as_u64() == Some(1) && a[1].as_u64() == Some(999) {
+            break;
+        }
+        got.push(m);
+    }
+    let notices: Vec<Value> = got
+        .into_iter()
+        .filter(|m| {
+            let a = m.as_array().unwrap();
+            a[0].as_u64() == Some(2)
+                && a[2].as_array().unwrap()[0]
+                    .as_str()
+                    .unwrap()
+                    .contains("on_notice")
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    let args = notices[0].as_array().unwrap()[2].as_array().unwrap()[1].clone();
+    let args = args.as_array().unwrap();
+    assert_eq!(args[0].as_str(), Some("oversized"));
+    assert!(
+        args[1].as_str().unwrap().contains(
+            "is over the host's limit of 1048576 bytes (laya serve --max-message-mb); it was skipped"
+        ),
+        "{args:?}"
+    );
+    assert_eq!(h.status_counter("oversized"), 3);
+}

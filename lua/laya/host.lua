@@ -183,6 +183,20 @@ function H.on_exit(job, code)
   end, delay)
 end
 
+--- A message from the host for the user (such as a notification it
+--- skipped for its size): shown once per kind in a session.
+function M.on_notice(kind, text)
+  H.told = H.told or {}
+  if H.told[kind] then
+    return
+  end
+  H.told[kind] = true
+  log('warn', 'host notice (' .. tostring(kind) .. '): ' .. tostring(text))
+  vim.schedule(function()
+    vim.notify('Laya: ' .. tostring(text), vim.log.levels.WARN)
+  end)
+end
+
 --- Sends a notification; returns false (silently) when the host is down.
 function M.notify(method, ...)
   if not M.chan and not M.start() then

@@ -49,6 +49,11 @@ pub struct ServeArgs {
     /// (a request gets an error) [the plugin's largest is about 33 KB]
     #[arg(long, value_name = "MB", default_value_t = DEFAULT_MAX_MESSAGE_MB, value_parser = positive)]
     pub max_message_mb: f64,
+    /// A message still incomplete this long means the input lost a message
+    /// boundary: the host exits with code 3 and the plugin starts a fresh
+    /// one (Neovim writes each message whole)
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub incomplete_message_ms: u64,
 }
 
 /// The default of `--max-message-mb` (see `framing::DEFAULT_MAX_MESSAGE_BYTES`).
@@ -128,6 +133,14 @@ mod tests {
             1 << 19
         );
         assert!(parse(&["--max-message-mb", "0"]).is_err());
+        assert_eq!(a.incomplete_message_ms, 2000);
+        assert_eq!(
+            parse(&["--incomplete-message-ms", "250"])
+                .unwrap()
+                .incomplete_message_ms,
+            250
+        );
+        assert!(parse(&["--incomplete-message-ms", "0"]).is_err());
         let a = parse(&[
             "--model",
             "m.safetensors",

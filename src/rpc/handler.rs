@@ -30,10 +30,16 @@ pub struct Host {
     pub bad_input_log: Arc<Mutex<Quota>>,
     /// The size cap on incoming messages (see `framing`).
     pub max_message_bytes: usize,
+    /// Whether Neovim was told of a notification skipped for its size.
+    pub told_oversized: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The Lua function that receives the reply to a `call`.
 pub const REPLY_LUA: &str = "require('laya.host').on_reply(...)";
+
+/// The Lua function that shows the user a message from the host, once per
+/// kind in a session: `(kind, text)`.
+pub const NOTICE_LUA: &str = "require('laya.host').on_notice(...)";
 
 pub const METHODS: &str =
     "notifications: predict, accepted, forget, learn, forget_learnt, flush, echo, call(id, status|ping); requests: status, ping";

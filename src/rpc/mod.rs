@@ -134,13 +134,19 @@ async fn run(args: ServeArgs) -> i32 {
         learn: learn_status,
         bad_input_log: Default::default(),
         max_message_bytes: args.max_message_bytes(),
+        told_oversized: Default::default(),
     };
     info!(
         "laya {} serving (pid {})",
         env!("CARGO_PKG_VERSION"),
         std::process::id()
     );
-    let read = reader::read_messages(stdin_reader(), &host, host.max_message_bytes);
+    let read = reader::read_messages(
+        stdin_reader(),
+        &host,
+        host.max_message_bytes,
+        std::time::Duration::from_millis(args.incomplete_message_ms),
+    );
     // Neovim's jobstop sends SIGTERM: end as when the channel closes, so
     // what was learnt since the last save is saved first.
     let terminated = async {

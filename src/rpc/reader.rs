@@ -9,17 +9,13 @@
 
 use super::envelope::{self, Incoming};
 use super::framing::{Frame, Framer};
-use super::handler::Host;
+use super::handler::{Host, NOTICE_LUA};
 use super::stats::Stats;
 use log::error;
 use rmpv::Value;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
-
-/// Neovim writes each message whole, so one that stays incomplete this
-/// long means that the stream lost a boundary (a truncated message took
-/// in the bytes after it) and nothing after it can be read right.
-pub const INCOMPLETE_FOR: Duration = Duration::from_secs(2);
 
 const READ_BYTES: usize = 64 * 1024;
 
@@ -33,11 +29,15 @@ pub enum End {
     Failed(std::io::Error),
 }
 
-/// Reads until the channel closes or goes out of sync.
+/// Reads until the channel closes or goes out of sync. Neovim writes each
+/// message whole, so one that stays incomplete for `incomplete_for` means
+/// that the stream lost a boundary (a truncated message took in the bytes
+/// after it) and nothing after it can be read right.
 pub async fn read_messages<R: AsyncRead + Unpin>(
     mut input: R,
     host: &Host,
     max_message_bytes: usize,
+    incomplete_for: Duration,
 ) -> End {
     let mut framer = Framer::new(max_message_bytes);
     let mut chunk = vec![0u8; READ_BYTES];
@@ -48,14 +48,14 @@ pub async fn read_messages<R: AsyncRead + Unpin>(
         let read = match open_since {
             None => input.read(&mut chunk).await,
             Some(since) => {
-                let left = INCOMPLETE_FOR.saturating_sub(since.elapsed());
+                let left = incomplete_for.saturating_sub(since.elapsed());
                 // Bytes already waiting are read even past the deadline.
                 match tokio::time::timeout(left, input.read(&mut chunk)).await {
                     Ok(r) => r,
                     Err(_) => {
                         return End::OutOfSync(format!(
-                            "a message stayed incomplete for {} s",
-                            INCOMPLETE_FOR.as_secs()
+                            "a message stayed incomplete for {} ms",
+                            incomplete_for.as_millis()
                         ))
                     }
                 }
@@ -116,8 +116,20 @@ fn oversized(host: &Host, bytes: u64, kind: u8, msgid: Option<u64>) {
     );
     // Sizes only: the message may be buffer text.
     host.bad_input(&error);
-    if let (0, Some(id)) = (kind, msgid) {
-        respond(host, id, Err(Value::from(error)));
+    match (kind, msgid) {
+        (0, Some(id)) => respond(host, id, Err(Value::from(error))),
+        // A notification has no reply to carry the error: the plugin is
+        // told once, so that what it sent is not lost without a word.
+        (2, _) if !host.told_oversized.swap(true, Ordering::Relaxed) => {
+            let params = vec![
+                Value::from(NOTICE_LUA),
+                Value::Array(vec![Value::from("oversized"), Value::from(error)]),
+            ];
+            if let Err(e) = host.outbox.notify("nvim_exec_lua", params) {
+                error!("cannot send a notice to Neovim: {e}");
+            }
+        }
+        _ => {}
     }
 }
 
