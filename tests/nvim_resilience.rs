@@ -311,3 +311,40 @@ async fn an_oversized_notification_gets_one_message() {
     );
     s.quit().await;
 }
+
+/// The gap a kill -9 of the host leaves: kill -> a new host -> the ghost
+/// for the word typed meanwhile, in fresh sessions (the first crash of a
+/// session waits 100 ms before the restart). Prints the figures for
+/// RELIABILITY.md:
+/// `cargo test --release --test nvim_resilience kill_9_gap -- --ignored --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: prints the gap"]
+async fn kill_9_gap() {
+    for round in 1..=5 {
+        let s = Session::start("kill-gap").await;
+        s.insert_after(WORDS).await;
+        s.input("zeph").await;
+        s.wait_ghost_starting("yrine").await;
+        let pid = s.host_pid().await.unwrap();
+        let t0 = std::time::Instant::now();
+        Session::signal(pid, "KILL");
+        s.input("<C-w>quo").await;
+        s.wait_for("a new host", || async {
+            s.host_pid().await.filter(|p| *p != pid)
+        })
+        .await;
+        let new_host = t0.elapsed();
+        s.wait_ghost_starting("kkalike").await;
+        eprintln!(
+            "round {round}: kill -9 -> new host {:.0} ms -> ghost for `quo` {:.0} ms",
+            new_host.as_secs_f64() * 1000.0,
+            t0.elapsed().as_secs_f64() * 1000.0
+        );
+        assert_eq!(
+            s.lines().await[2],
+            "quo",
+            "every key typed is in the buffer"
+        );
+        s.quit().await;
+    }
+}
