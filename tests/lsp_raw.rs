@@ -386,3 +386,32 @@ fn words_of_a_saved_or_closed_document_are_offered_in_others() {
     assert!(labels[0].starts_with("zephyrine"), "{labels:?}");
     assert_eq!(c.finish(), 0);
 }
+
+#[test]
+fn the_kind_of_text_comes_from_the_language_id() {
+    // After a full stop a next word takes a space in prose (a new
+    // sentence) and none in code (member access).
+    let mut c = Client::initialized();
+    let text = "the end. quokkaline the end. quokkaline the end.";
+    for (language, first) in [
+        ("markdown", " quokkaline"),
+        ("plaintext", " quokkaline"),
+        ("rust", "quokkaline"),
+        ("python", "quokkaline"),
+    ] {
+        let uri = format!("file:///tmp/x/doc-{language}");
+        c.open_as(&uri, language, text);
+        let (labels, inline) = c.offers(&uri, 0, text.len() as u32);
+        assert_eq!(
+            labels.first().map(String::as_str),
+            Some(first),
+            "{language}: {labels:?}"
+        );
+        assert_eq!(
+            inline.first().map(String::as_str),
+            Some(first),
+            "{language}: {inline:?}"
+        );
+    }
+    assert_eq!(c.finish(), 0);
+}

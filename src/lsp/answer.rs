@@ -270,5 +270,9 @@ mod tests {
         let lines = "a\n".repeat(200);
         let r = request(1, &lines, lines.len(), "text");
         assert_eq!(r.before.matches('\n').count(), MAX_LINES);
+        // The kind of text is the document's language's.
+        assert_eq!(request(1, "x", 1, "markdown").kind, TextKind::Prose);
+        assert_eq!(request(1, "x", 1, "plaintext").kind, TextKind::Prose);
+        assert_eq!(request(1, "x", 1, "rust").kind, TextKind::Code);
     }
 }
