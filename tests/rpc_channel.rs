@@ -380,7 +380,18 @@ fn mixed_flood(total: u64, seed: u64) -> String {
         );
         seen.take(&h, Duration::from_millis(100));
     }
-    let st = h.request("status", vec![]).unwrap();
+    // Predicts of other buffers may still wait in their slots after the
+    // last one's answer (the decision thread takes buffers in any order):
+    // wait until the host has handled all it received.
+    let handled = |st: &Value| {
+        let c = |k: &str| get(&get(st, "counters"), k).as_u64().unwrap();
+        c("predict_answered") + c("predict_superseded") == c("predict_received")
+    };
+    let mut st = h.request("status", vec![]).unwrap();
+    while !handled(&st) && patience.elapsed() < PATIENCE {
+        seen.take(&h, Duration::from_millis(20));
+        st = h.request("status", vec![]).unwrap();
+    }
     let c = |k: &str| get(&get(&st, "counters"), k).as_u64().unwrap();
     let secs = t0.elapsed().as_secs_f64();
     let log = h.log();
