@@ -1,5 +1,5 @@
-"""`python -m training <step>`: corpus, vocab, encode, train, export, eval,
-heldout, or all of them in order. Outputs go to training/work (corpus, token
+"""`python -m training <step>`: corpus, vocab, kinds, encode, train, export,
+eval, heldout, or all of them in order. Outputs go to training/work (corpus, token
 streams) and training/out (vocabulary, checkpoint, model files, metrics)."""
 
 import argparse
@@ -158,9 +158,9 @@ def install(src_dir, dst_dir, names):
     for name in names:
         shutil.copyfile(os.path.join(src_dir, name + ".safetensors"), os.path.join(dst_dir, name + ".safetensors"))
         base = lists_stem(name)
-        for ext in (".vocab.txt", ".words.txt"):
+        for ext in (".vocab.txt", ".words.txt", ".kinds.txt"):
             src, dst = os.path.join(src_dir, base + ext), os.path.join(dst_dir, base + ext)
-            if ext != ".words.txt" or os.path.exists(src):
+            if ext == ".vocab.txt" or os.path.exists(src):
                 shutil.copyfile(src, dst)
             elif os.path.exists(dst):
                 os.remove(dst)
@@ -240,15 +240,52 @@ def cmd_heldout(a):
             write_heldout(name, chosen, log)
 
 
+_KIND_WORDS = None
+
+
+def _init_kinds(words):
+    global _KIND_WORDS
+    _KIND_WORDS = words
+
+
+def _count_kinds(rec):
+    from .kinds import count_words
+    return count_words(rec, _KIND_WORDS)
+
+
+def cmd_kinds(a):
+    """Where each word of a model is written (FORMAT.md `<stem>.kinds.txt`),
+    from the documents of a training split only."""
+    from . import kinds
+    from .vocab import words_path
+    stem = a.stem or os.path.join(MODELS, STEM)
+    vocab = stem + ".vocab.txt"
+    words = kinds.model_words(vocab, words_path(vocab))
+    corpus = a.corpus or os.path.join(ROOT, "work", "corpus", "train.jsonl")
+    found, totals = Counter(), Counter()
+    docs = 0
+    with open(corpus, encoding="utf-8") as f, Pool(a.workers, initializer=_init_kinds, initargs=(words,)) as pool:
+        recs = (json.loads(line) for line in f if line.strip())
+        for c, t in pool.imap_unordered(_count_kinds, recs, chunksize=8):
+            found.update(c)
+            totals.update(t)
+            docs += 1
+    n = kinds.write(stem + ".kinds.txt", totals, found)
+    log(f"{stem}.kinds.txt: {n:,d} of {len(words):,d} words seen in {docs:,d} documents of {corpus}; "
+        + ", ".join(f"{c} {totals[c]:,d} word tokens" for c in kinds.CLASSES))
+
+
 def cmd_all(a):
-    for fn in (cmd_corpus, cmd_vocab, cmd_encode, cmd_heldout, cmd_train, cmd_export, cmd_eval):
+    a.stem = a.stem or os.path.join(OUT, STEM)
+    for fn in (cmd_corpus, cmd_vocab, cmd_kinds, cmd_encode, cmd_heldout, cmd_train, cmd_export, cmd_eval):
         log(f"== {fn.__name__[4:]}")
         fn(a)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m training", description=__doc__)
-    p.add_argument("step", choices=["corpus", "vocab", "encode", "train", "speed", "export", "eval", "heldout", "all"])
+    p.add_argument("step", choices=["corpus", "vocab", "encode", "train", "speed", "export", "eval", "heldout", "kinds",
+                                      "all"])
     p.add_argument("--small", action="store_true", help="corpus: the few-MB slice for a first model")
     p.add_argument("--fetch-only", action="store_true", help="corpus: fetch and unpack the packages, build nothing")
     p.add_argument("--workers", type=int, default=2)
@@ -278,6 +315,9 @@ def main(argv=None):
     p.add_argument("--min-language", type=int, default=10_000,
                    help="heldout --languages: fewest characters of a language's test documents for a file")
     p.add_argument("--max-doc", type=int, default=25_000, help="heldout: longest document taken")
+    p.add_argument("--corpus", help="kinds: the training split's .jsonl (default training/work/corpus/train.jsonl)")
+    p.add_argument("--stem", help="kinds: the model's STEM (reads STEM.vocab.txt and STEM.words.txt, writes "
+                   "STEM.kinds.txt; default models/laya-default)")
     a = p.parse_args(argv)
     if a.budget is None:
         a.budget = 40_000 if a.languages else 150_000
