@@ -110,7 +110,7 @@ pub struct RandomModelArgs {
 pub(crate) fn describe(label: &str, engine: &Engine) {
     let i = engine.info();
     log::info!(
-        "{label}: backend {} ({}) dtype {} model {} vocab {} ({}) words {} load {:.1} ms{}{}",
+        "{label}: backend {} ({}) dtype {} model {} vocab {} ({}) words {} kinds {} load {:.1} ms{}{}{}",
         i.backend,
         i.device,
         if i.dtype.is_empty() { "-" } else { &i.dtype },
@@ -126,13 +126,21 @@ pub(crate) fn describe(label: &str, engine: &Engine) {
             p.display(),
             i.words_count
         )),
+        i.kinds_path.as_ref().map_or("-".into(), |p| format!(
+            "{} ({})",
+            p.display(),
+            i.kinds_count
+        )),
         i.load_ms,
         i.model_error
             .as_ref()
             .map_or(String::new(), |e| format!("; model not used: {e}")),
         i.words_error
             .as_ref()
-            .map_or(String::new(), |e| format!("; word list not used: {e}"))
+            .map_or(String::new(), |e| format!("; word list not used: {e}")),
+        i.kinds_error
+            .as_ref()
+            .map_or(String::new(), |e| format!("; kinds file not used: {e}"))
     );
 }
 

@@ -12,7 +12,9 @@ at a position of a held-out file (`kind_at_end`, benches/with_syntax.py).
 import re
 from collections import Counter
 
-from .tokenizer import UNK, is_word, tokenize
+from .tokenizer import UNK, is_word
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 # Columns of the file after the word, in order.
 CLASSES = ("prose", "note", "code")
@@ -82,17 +84,34 @@ def kind_at_end(text, lang):
     return "comment" if block else "string"
 
 
+def used_as_code(text, s, e):
+    """Is the word text[s:e] of prose or of a comment named as code: a call
+    (`isprint(`), a quoted name (`'iskeyword'`, `` `printf` ``), a member
+    (`os.path`, `p->next`, `std::vector`)?"""
+    after = text[e:e + 1]
+    if after == "(":
+        return True
+    before = text[s - 1:s] if s else ""
+    if before and before == after and before in "`'\"":
+        return True
+    two = text[max(s - 2, 0):s]
+    return two in ("->", "::") or (before == "." and len(two) == 2 and (two[0].isalnum() or two[0] == "_"))
+
+
 def count_words(rec, words):
     """Counter of (word, class) over one corpus document, for the words of
-    `words` (a set) only, and the total word tokens of each class."""
+    `words` (a set) only, and the total word tokens of each class. A word
+    of prose or of a comment or string named as code counts as code."""
     found, totals = Counter(), Counter()
 
     def add(text, cls):
-        for t in tokenize(text):
-            if is_word(t):
-                totals[cls] += 1
-                if t in words:
-                    found[(t, cls)] += 1
+        for m in _WORD.finditer(text):
+            s, e = m.span()
+            c = "code" if cls != "code" and used_as_code(text, s, e) else cls
+            totals[c] += 1
+            t = m.group(0)
+            if t in words:
+                found[(t, c)] += 1
 
     text = rec["text"]
     if rec.get("kind") != "code":

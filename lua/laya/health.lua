@@ -115,6 +115,11 @@ function M.check()
     elseif e.words and e.words ~= vim.NIL then
       h.ok(string.format('word list %s (%d words beyond the vocabulary)', e.words, e.words_count or 0))
     end
+    if e.kinds_error and e.kinds_error ~= vim.NIL then
+      h.warn('kinds file not loaded: ' .. tostring(e.kinds_error), advice('kinds_error'))
+    elseif e.kinds and e.kinds ~= vim.NIL then
+      h.ok(string.format('kinds file %s (where %d words are written)', e.kinds, e.kinds_count or 0))
+    end
   else
     h.info('engine still loading')
   end

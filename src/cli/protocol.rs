@@ -221,6 +221,8 @@ fn reply(
                 "backend_error": i.backend_error.map(|e| e.to_string()),
                 "words": i.words_path.map(|p| p.display().to_string()),
                 "words_error": i.words_error.map(|e| e.to_string()),
+                "kinds": i.kinds_path.map(|p| p.display().to_string()),
+                "kinds_error": i.kinds_error.map(|e| e.to_string()),
             });
             writeln!(out, "{hello}")
         }

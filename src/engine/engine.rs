@@ -7,6 +7,7 @@ use super::buffer::BufferEntry;
 use super::context::{Ahead, Appended, SyncCost};
 use super::dist::Dist;
 use super::give_way::TypedPast;
+use super::kind_shares::KindShares;
 use super::load;
 use super::next_keys::{is_one_word, word_ending_here};
 use super::options::{EngineInfo, EngineOptions};
@@ -34,6 +35,8 @@ pub struct Engine {
     pub(crate) vocab: Option<Arc<Vocab>>,
     /// Words beyond the vocabulary (see `Tuning::word_list_share`).
     pub(crate) word_list: Option<WordList>,
+    /// Where the words are written (see `Tuning::prose_weight`).
+    pub(crate) kinds: Option<KindShares>,
     pub(crate) backend: Option<Box<dyn Backend>>,
     pub(crate) buffers: FastMap<u64, BufferEntry>,
     /// Words the user accepted or typed anywhere (history across buffers).
@@ -77,6 +80,7 @@ impl Engine {
             opts,
             vocab: loaded.vocab,
             word_list: loaded.word_list,
+            kinds: loaded.kinds,
             backend: loaded.backend,
             buffers: FastMap::default(),
             user_words: WordCache::with_limit(MAX_USER_WORDS),

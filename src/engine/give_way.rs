@@ -5,7 +5,7 @@
 
 use super::buffer::BufferEntry;
 use super::options::GiveWay;
-use super::rank::by_kind::{prefer_words, WORDY_EXTRA};
+use super::rank::by_kind::{prefer_words, reranks, WORDY_EXTRA};
 use super::rank::Ranked;
 use super::{Candidate, Engine, Prediction};
 
@@ -76,23 +76,18 @@ impl Engine {
         k: usize,
         passed: &[String],
     ) -> (Ranked, Option<Candidate>) {
-        // In prose, comments and strings identifier-shaped words lose most
-        // of their score: a few more are ranked so that words can move up.
-        let wordy = entry.kind.is_wordy() && self.opts.tuning.code_in_words < 1.0;
+        // In prose, comments and strings words of code lose most of their
+        // score (in code, words of prose if asked): a few more are ranked
+        // so that others can move up.
+        let t = &self.opts.tuning;
+        let rerank = reranks(entry.kind, t, self.kinds.as_ref());
         let mut ranked = self.rank(
             entry,
             prefix,
-            k + passed.len() + if wordy { WORDY_EXTRA } else { 0 },
+            k + passed.len() + if rerank { WORDY_EXTRA } else { 0 },
         );
-        if wordy {
-            let t = &self.opts.tuning;
-            ranked = prefer_words(
-                ranked,
-                entry.kind,
-                t.code_in_words,
-                t.length_weight,
-                k + passed.len(),
-            );
+        if rerank {
+            ranked = prefer_words(ranked, entry.kind, t, self.kinds.as_ref(), k + passed.len());
         }
         let likeliest = (!passed.is_empty())
             .then(|| ranked.candidates.first().cloned())

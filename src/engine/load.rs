@@ -1,7 +1,8 @@
-//! Loading what the engine runs on: the vocabulary, the model backend and
-//! the word list beyond the vocabulary. Failures are reported in
+//! Loading what the engine runs on: the vocabulary, the model backend, the
+//! word list beyond the vocabulary and where the words are written. Failures are reported in
 //! `EngineInfo` and leave the engine working with what did load.
 
+use super::kind_shares::KindShares;
 use super::load_error::LoadError;
 use super::options::{EngineInfo, EngineOptions};
 use super::word_list::WordList;
@@ -13,6 +14,7 @@ pub(crate) struct Loaded {
     pub vocab: Option<Arc<Vocab>>,
     pub backend: Option<Box<dyn Backend>>,
     pub word_list: Option<WordList>,
+    pub kinds: Option<KindShares>,
 }
 
 pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
@@ -20,6 +22,7 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
         vocab: None,
         backend: None,
         word_list: None,
+        kinds: None,
     };
     let weights = opts.model_path.clone().or_else(model::default_model_path);
     // The word list beyond the vocabulary (absent = none), read on a thread
@@ -31,6 +34,15 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
         .map(model::words_path_for)
         .filter(|p| opts.neural && p.exists())
         .map(|p| std::thread::spawn(move || (WordList::load(&p), p)));
+    // Where the words are written (absent = no preference), on a thread
+    // too; it ranks the word sources' words with or without the model.
+    let kinds_path = weights
+        .as_deref()
+        .map(model::kinds_path_for)
+        .filter(|p| p.exists());
+    let kinds = kinds_path
+        .clone()
+        .map(|p| std::thread::spawn(move || KindShares::load(&p)));
     let Some(w) = &weights else {
         info.model_error = Some(LoadError::NoModelFile);
         return loaded;
@@ -88,6 +100,20 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
         Some(Ok((Err(e), _))) => info.words_error = Some(word_list_error(format!("{e:#}"))),
         Some(Err(_)) => info.words_error = Some(word_list_error("reading it panicked".into())),
         _ => {}
+    }
+    let kinds_error = |reason: String| LoadError::Kinds {
+        path: kinds_path.clone().unwrap_or_default(),
+        reason,
+    };
+    match kinds.map(|t| t.join()) {
+        Some(Ok(Ok(k))) => {
+            info.kinds_path = kinds_path.clone();
+            info.kinds_count = k.len();
+            loaded.kinds = Some(k);
+        }
+        Some(Ok(Err(e))) => info.kinds_error = Some(kinds_error(format!("{e:#}"))),
+        Some(Err(_)) => info.kinds_error = Some(kinds_error("reading it panicked".into())),
+        None => {}
     }
     loaded
 }

@@ -16,6 +16,8 @@ pub enum LoadError {
     Model { path: PathBuf, reason: String },
     #[error("{reason}")]
     WordList { path: PathBuf, reason: String },
+    #[error("{reason}")]
+    Kinds { path: PathBuf, reason: String },
     #[error("the model backend failed while running: {0}")]
     BackendFailed(String),
     /// The cpu backend runs the model instead of the one asked for (MLX's
@@ -33,6 +35,7 @@ impl LoadError {
             LoadError::Vocabulary { .. } => "vocabulary",
             LoadError::Model { .. } => "model",
             LoadError::WordList { .. } => "word_list",
+            LoadError::Kinds { .. } => "kinds",
             LoadError::BackendFailed(_) => "backend_failed",
             LoadError::BackendFallback(_) => "backend_fallback",
         }
@@ -53,6 +56,9 @@ impl LoadError {
             }
             LoadError::WordList { .. } => {
                 "Predictions work without it; restore STEM.words.txt from the plugin (models/) or delete it"
+            }
+            LoadError::Kinds { .. } => {
+                "Predictions work without it (no preference for words of prose in prose); restore STEM.kinds.txt from the plugin (models/) or delete it"
             }
             LoadError::BackendFailed(_) => {
                 "Predictions go on from the word sources; the host log (:Laya log) has the details"

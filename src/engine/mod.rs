@@ -5,7 +5,7 @@
 //!
 //! API contract (shared by rpc/ and cli): `Engine::new(EngineOptions)` never
 //! fails (a model error falls back to the non-neural sources and is reported in
-//! `EngineInfo::model_error`; a bad word list, in `words_error`); `predict(&Request) -> Prediction`;
+//! `EngineInfo::model_error`; a bad word list, in `words_error`; a bad kinds file, in `kinds_error`); `predict(&Request) -> Prediction`;
 //! `accepted(buffer, text)`; `info() -> EngineInfo`.
 //!
 //! `Engine::predict` (engine.rs) is a list of steps:
@@ -35,6 +35,7 @@ pub mod gate;
 mod ghost;
 mod give_way;
 pub mod kind;
+pub mod kind_shares;
 mod load;
 mod load_error;
 pub mod memory;

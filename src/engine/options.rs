@@ -46,6 +46,15 @@ pub struct Tuning {
     /// cursor is in prose, a comment or a string (`kind::prior`); 1 turns
     /// this off.
     pub code_in_words: f32,
+    /// How strongly words written mostly in code (by the model's kinds
+    /// file, `<stem>.kinds.txt`) lose their score in prose, comments and
+    /// strings: a word keeps min(1, 2s)^prose_weight of it for its share s
+    /// of that kind of text against code (`KindShares::factor`); 0 turns
+    /// this off.
+    pub prose_weight: f32,
+    /// The same in code for words written mostly in prose, comments and
+    /// strings.
+    pub code_weight: f32,
     /// What happens to a top candidate the user typed past (kept typing
     /// the same word instead of accepting it). Tuning key `typed_past`.
     pub give_way: GiveWay,
@@ -111,6 +120,8 @@ impl Default for Tuning {
             // Neutral on held-out prose (KSR@1 -0.01 point); it changes
             // menus (`is` → `isFunction`) more than top-1 ghosts.
             code_in_words: 0.2,
+            prose_weight: 1.0,
+            code_weight: 0.0,
             give_way: GiveWay::MovedLast,
             // With the user's history (learn/score splits of other release
             // notes, crates and a Python package than the held-out ones):
@@ -166,6 +177,8 @@ impl Tuning {
             "user_share" => &mut self.user_share,
             "user_oov" => &mut self.user_oov,
             "user_pairs" => &mut self.user_pairs,
+            "prose_weight" => &mut self.prose_weight,
+            "code_weight" => &mut self.code_weight,
             _ => return None,
         })
     }
@@ -249,6 +262,13 @@ pub struct EngineInfo {
     /// Why a word list beside the model could not be used (the engine works
     /// on without it).
     pub words_error: Option<super::LoadError>,
+    /// Where the model's words are written (`<stem>.kinds.txt`), when loaded.
+    pub kinds_path: Option<PathBuf>,
+    /// Words in it (0 without one).
+    pub kinds_count: usize,
+    /// Why a kinds file beside the model could not be used (the ranking
+    /// goes on without it).
+    pub kinds_error: Option<super::LoadError>,
 }
 
 #[cfg(test)]

@@ -114,6 +114,12 @@ pub fn words_path_for(weights: &Path) -> PathBuf {
     beside(weights, ".words.txt")
 }
 
+/// Where the words of a weights file's model are written (see `beside`);
+/// it need not exist.
+pub fn kinds_path_for(weights: &Path) -> PathBuf {
+    beside(weights, ".kinds.txt")
+}
+
 /// The default model: $LAYA_MODEL, else models/laya-default.safetensors next
 /// to the binary (../../models from target/release/laya) or in the source tree
 /// the binary was built from.

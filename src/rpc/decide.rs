@@ -73,6 +73,9 @@ impl Decider {
         if let Some(e) = &engine_info.words_error {
             warn!("word list not loaded, predicting without it: {e}");
         }
+        if let Some(e) = &engine_info.kinds_error {
+            warn!("kinds file not loaded, ranking without it: {e}");
+        }
         self.learning.load(&mut engine);
         *self.info.lock().unwrap_or_else(|e| e.into_inner()) = Some(engine_info);
 

@@ -358,6 +358,22 @@ fn engine_info_value(i: &EngineInfo) -> Value {
             "words_error_advice",
             error_value(&i.words_error, |e| e.advice().into()),
         ),
+        (
+            "kinds",
+            i.kinds_path
+                .as_ref()
+                .map(|p| Value::from(p.display().to_string()))
+                .unwrap_or(Value::Nil),
+        ),
+        ("kinds_count", Value::from(i.kinds_count as u64)),
+        (
+            "kinds_error",
+            error_value(&i.kinds_error, |e| e.to_string()),
+        ),
+        (
+            "kinds_error_advice",
+            error_value(&i.kinds_error, |e| e.advice().into()),
+        ),
     ])
 }
 

@@ -20,6 +20,7 @@ TRAIN = [
     {"src": "man-pages", "kind": "prose", "lang": "en", "text": "The weather is fine. The weather is cold.\n"},
     {"src": "crates", "kind": "code", "lang": "c", "text": C_DOC},
     {"src": "crates", "kind": "code", "lang": "python", "text": "isprint = 1  # weather\nx = 'isprint'\n"},
+    {"src": "man-pages", "kind": "prose", "lang": "en", "text": "Use isprint() and 'iskeyword' or p->weather.\n"},
 ]
 
 
@@ -60,11 +61,16 @@ class NotesAndKinds(unittest.TestCase):
 
 
 class KindsStep(unittest.TestCase):
+    def test_names_in_prose_are_code(self):
+        text = "call isprint() on os.path, p->next, std::vector, 'iskeyword' or `printf`; the end. Then"
+        named = [m.group(0) for m in kinds._WORD.finditer(text) if kinds.used_as_code(text, *m.span())]
+        self.assertEqual(named, ["isprint", "path", "next", "vector", "iskeyword", "printf"])
+
     def test_counts_and_file(self):
         with tempfile.TemporaryDirectory() as d:
             stem = os.path.join(d, "m")
             with open(stem + ".vocab.txt", "w") as f:
-                f.write("<unk>\n<s>\n<nl>\nThe\nweather\nis\nisprint\n.\nnever\n")
+                f.write("<unk>\n<s>\n<nl>\nThe\nweather\nis\nisprint\n.\nnever\niskeyword\n")
             with open(stem + ".words.txt", "w") as f:
                 f.write("<unk>\t5\nprintf\t2\n")
             corpus = os.path.join(d, "train.jsonl")
@@ -72,12 +78,15 @@ class KindsStep(unittest.TestCase):
                 f.write("".join(json.dumps(r) + "\n" for r in TRAIN))
             cli.main(["kinds", "--corpus", corpus, "--stem", stem, "--workers", "1"])
             totals, rows = kinds.read(stem + ".kinds.txt")
-        # Prose: 8 words. Comments and strings: 8 in C (The weather, print
-        # the weather, weather s n), 2 in Python (weather, isprint). Code: int
-        # main void printf isprint in C, isprint 1 x in Python.
-        self.assertEqual(totals, (8, 10, 8))
-        self.assertEqual(rows["weather"], (2, 4, 0))
-        self.assertEqual(rows["isprint"], (0, 1, 2))
+        # Prose: 8 + 4 words (Use and or p). Comments and strings: 8 in C
+        # (The weather, print the weather, weather s n), 1 in Python
+        # (weather). Code: int main void printf isprint in C, isprint 1 x
+        # 'isprint' in Python (a string of one name is a name), isprint()
+        # 'iskeyword' ->weather in prose.
+        self.assertEqual(totals, (12, 9, 12))
+        self.assertEqual(rows["weather"], (2, 4, 1))
+        self.assertEqual(rows["isprint"], (0, 0, 4))
+        self.assertEqual(rows["iskeyword"], (0, 0, 1))
         self.assertEqual(rows["printf"], (0, 0, 1))
         self.assertEqual(rows["The"], (2, 1, 0))
         self.assertNotIn("never", rows)  # not seen

@@ -1,20 +1,41 @@
 //! The kind of text at the cursor in the ranking: in prose, comments and
 //! strings, identifier-shaped words from the model and the word list keep
-//! only part of their score (`Tuning::code_in_words`, `kind::prior`).
+//! only part of their score (`Tuning::code_in_words`, `kind::prior`), and
+//! so do words the training text has mostly in code (`Tuning::prose_weight`,
+//! `KindShares::factor`); in code, words it has mostly in prose when
+//! `Tuning::code_weight` asks.
 
 use super::Ranked;
 use crate::engine::kind::{self, TextKind};
-use crate::engine::{Candidate, Source};
+use crate::engine::kind_shares::KindShares;
+use crate::engine::{Candidate, Source, Tuning};
 
-/// Candidates ranked beyond `k` in prose, comments and strings, from which
-/// words move up when identifier-shaped ones lose their score.
+/// Candidates ranked beyond `k` where the kind of text reranks, from which
+/// words move up when others lose their score.
 pub const WORDY_EXTRA: usize = 8;
 
-/// `ranked` with `kind::prior` applied to each score (the buffer's own
-/// words keep theirs: an identifier the user wrote is one they use),
-/// ranked again the way the mixer ranks (by expected keystrokes saved,
-/// `length_weight` = `alpha`) and cut to `k`.
-pub fn prefer_words(ranked: Ranked, kind: TextKind, weight: f32, alpha: f32, k: usize) -> Ranked {
+/// Does the kind of text change the ranking in text of `kind`?
+pub fn reranks(kind: TextKind, t: &Tuning, kinds: Option<&KindShares>) -> bool {
+    let shares = kinds.is_some();
+    match kind {
+        TextKind::Unknown => false,
+        TextKind::Code => shares && t.code_weight > 0.0,
+        _ => t.code_in_words < 1.0 || (shares && t.prose_weight > 0.0),
+    }
+}
+
+/// `ranked` with `kind::prior` and `KindShares::factor` applied to each
+/// score (the buffer's own words keep theirs: an identifier the user wrote
+/// is one they use), ranked again the way the mixer ranks (by expected
+/// keystrokes saved, `length_weight`) and cut to `k`.
+pub fn prefer_words(
+    ranked: Ranked,
+    kind: TextKind,
+    t: &Tuning,
+    kinds: Option<&KindShares>,
+    k: usize,
+) -> Ranked {
+    let alpha = t.length_weight;
     let worth = |c: &Candidate| {
         let n = c.insert.len() as f32;
         c.score
@@ -30,7 +51,10 @@ pub fn prefer_words(ranked: Ranked, kind: TextKind, weight: f32, alpha: f32, k: 
         .zip(ranked.listed)
         .map(|(mut c, l)| {
             if c.source != Source::Buffer {
-                c.score *= kind::prior(kind, &c.word, weight);
+                c.score *= kind::prior(kind, &c.word, t.code_in_words);
+                if let Some(s) = kinds {
+                    c.score *= s.factor(kind, &c.word, t.prose_weight, t.code_weight);
+                }
             }
             (worth(&c), c, l)
         })
