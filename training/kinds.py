@@ -62,13 +62,44 @@ def notes(text, lang):
 def kind_at_end(text, lang):
     """The kind of text at the end of `text` (a document up to the cursor):
     "comment", "string" or "code"."""
-    r = _NOTE_RE.get(lang)
-    last = None
-    for m in r.finditer(text) if r else ():
-        last = m
-    if last is None or last.end() < len(text):
-        return "code"
-    s = last.group(0)
+    return KindAtEnd(lang).feed(text)
+
+
+class KindAtEnd:
+    """`kind_at_end` of a document typed on: each `feed` adds text and
+    reads only what follows the last place known to be code."""
+
+    def __init__(self, lang):
+        self.re = _NOTE_RE.get(lang)
+        self.lang = lang
+        self.text = ""
+        self.start = 0
+
+    def feed(self, new):
+        self.text += new
+        n = len(self.text)
+        if self.re is None:
+            return "code"
+        last, safe = None, self.start
+        for m in self.re.finditer(self.text, self.start):
+            last = m
+            # A few more characters could still change where a match ends
+            # (a string's last character an escaping backslash).
+            if m.end() < n - 8:
+                safe = m.end()
+        if last is None or last.end() < n:
+            # Code up to the end: the current line's start is code too
+            # when no comment or string reaches into the line.
+            line = self.text.rfind("\n", 0, n) + 1
+            self.start = max(safe, line) if last is None or last.end() <= line else safe
+            return "code"
+        self.start = last.start()
+        return _open_kind(last.group(0), self.lang)
+
+
+def _open_kind(s, lang):
+    """The kind of text at the end of the comment or string `s` that
+    reaches the cursor: "code" when `s` is closed."""
     line_comment = lang == "vim" and s.lstrip(" \t:").startswith('"')
     line_comment = line_comment or (s.startswith(("//", "#", "--")) and not s.startswith(("--[", "#{")))
     if line_comment:

@@ -59,6 +59,15 @@ class NotesAndKinds(unittest.TestCase):
         for text, lang, want in cases:
             self.assertEqual(kinds.kind_at_end(text, lang), want, (text, lang))
 
+    def test_typing_on_gives_the_kinds_of_reading_from_the_start(self):
+        docs = [(C_DOC * 2, "c"), ('def f():\n    """Doc\n    string."""\n    return "#x"  # note\n' * 2, "python"),
+                ("local s = [[long\n]] -- comment\n--[[ block\n ]] x = 'y'\n", "lua"),
+                ('" a comment\nlet x = "str"\n  " another\n', "vim")]
+        for doc, lang in docs:
+            typed = kinds.KindAtEnd(lang)
+            for i in range(len(doc)):
+                self.assertEqual(typed.feed(doc[i]), kinds.kind_at_end(doc[:i + 1], lang), (lang, doc[:i + 1]))
+
 
 class KindsStep(unittest.TestCase):
     def test_names_in_prose_are_code(self):
