@@ -3,6 +3,11 @@ whole *validation* documents of the training corpus (never the test split that
 tests/data/heldout-*.txt come from), form-feed separated like METRICS.md §1.
 
     python3 scripts/dev-split.py training/work/corpus/valid.jsonl OUTDIR
+    python3 scripts/dev-split.py training/work/corpus/valid.jsonl OUTDIR --languages
+
+With --languages, one file per code language instead (dev-<language>.txt,
+40 KB each, for `benches/with_syntax.py lang:<language>`), and prose as
+without it.
 """
 import hashlib
 import json
@@ -10,25 +15,29 @@ import os
 import sys
 
 
-def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000):
+def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000, languages=False):
     by_kind = {}
     with open(valid_jsonl, encoding="utf-8") as f:
         for line in f:
             r = json.loads(line)
             if len(r["text"]) <= max_doc:
-                by_kind.setdefault(r["kind"], {}).setdefault(r["src"], []).append(r["text"])
+                kind = r["kind"]
+                if languages and kind == "code":
+                    kind = r.get("lang") or "unknown"
+                by_kind.setdefault(kind, {}).setdefault(r["src"], []).append(r["text"])
     os.makedirs(outdir, exist_ok=True)
     for kind, by_src in sorted(by_kind.items()):
         for docs in by_src.values():
             docs.sort(key=lambda t: hashlib.sha256(t.encode()).hexdigest())
         chosen, size = [], 0
+        limit = budget if kind == "prose" or not languages else 40_000
         # Round-robin over sources so every source is represented.
-        while by_src and size < budget:
+        while by_src and size < limit:
             for src in sorted(by_src):
                 if not by_src[src]:
                     continue
                 t = by_src[src].pop(0)
-                if size + len(t) > budget:
+                if size + len(t) > limit:
                     continue
                 if not t.endswith("\n"):
                     t += "\n"
@@ -42,4 +51,4 @@ def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], languages="--languages" in sys.argv[3:])

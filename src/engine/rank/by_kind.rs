@@ -45,24 +45,34 @@ pub fn prefer_words(
                 1.0
             }
     };
-    let mut both: Vec<(f32, Candidate, bool)> = ranked
+    // (worth, worth with the kinds factor, candidate, listed)
+    let mut all: Vec<(f32, f32, Candidate, bool)> = ranked
         .candidates
         .into_iter()
         .zip(ranked.listed)
         .map(|(mut c, l)| {
+            let mut f = 1.0;
             if c.source != Source::Buffer {
                 c.score *= kind::prior(kind, &c.word, t.code_in_words);
                 if let Some(s) = kinds {
-                    c.score *= s.factor(kind, &c.word, t.prose_weight, t.code_weight);
+                    f = s.factor(kind, &c.word, t.prose_weight, t.code_weight);
                 }
             }
-            (worth(&c), c, l)
+            let w = worth(&c);
+            (w, w * f, c, l)
         })
         .collect();
-    // Stable: equal worth keeps the mixer's order.
-    both.sort_by(|a, b| b.0.total_cmp(&a.0));
-    both.truncate(k);
-    let (candidates, listed) = both.into_iter().map(|(_, c, l)| (c, l)).unzip();
+    // Stable: equal worth keeps the mixer's order. The first stays first
+    // whatever the kinds file says, and every score stays: the ghost is
+    // the model's, the rest of the menu prefers the kind of text's words
+    // (scaling scores, or moving the first, cost KSR@1 on the development
+    // split at every weight tried: technical prose names code).
+    all.sort_by(|a, b| b.0.total_cmp(&a.0));
+    if all.len() > 1 {
+        all[1..].sort_by(|a, b| b.1.total_cmp(&a.1));
+    }
+    all.truncate(k);
+    let (candidates, listed) = all.into_iter().map(|(_, _, c, l)| (c, l)).unzip();
     Ranked {
         candidates,
         listed,
