@@ -126,7 +126,7 @@ impl KindShares {
         Some(s[column] as f32 / 255.0)
     }
 
-    /// What a candidate `word` keeps of its score in text of `kind`: in
+    /// What a candidate `word` keeps of its worth in text of `kind`: in
     /// prose, comments and strings min(1, 2s)^prose_weight for its share s
     /// of that kind of text (a word at least as frequent there as in code
     /// keeps its score); in code min(1, 2(1 - s))^code_weight for its share

@@ -1,9 +1,9 @@
 //! The kind of text at the cursor in the ranking: in prose, comments and
 //! strings, identifier-shaped words from the model and the word list keep
 //! only part of their score (`Tuning::code_in_words`, `kind::prior`), and
-//! so do words the training text has mostly in code (`Tuning::prose_weight`,
-//! `KindShares::factor`); in code, words it has mostly in prose when
-//! `Tuning::code_weight` asks.
+//! words the training text has mostly in code move down the menu below its
+//! first entry (`Tuning::prose_weight`, `KindShares::factor`); in code,
+//! words it has mostly in prose when `Tuning::code_weight` asks.
 
 use super::Ranked;
 use crate::engine::kind::{self, TextKind};
