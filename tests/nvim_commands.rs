@@ -123,6 +123,8 @@ async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
         .unwrap();
     }
     std::fs::write(s.dir.join("m.words.txt"), "<unk>\t10\nbad line\n").unwrap();
+    // And a kinds file cut short.
+    std::fs::write(s.dir.join("m.kinds.txt"), "<unk>\t1\t2\t3\nweather\t1").unwrap();
     let model = s.dir.join("m.safetensors");
     s.lua(&format!(
         "require('laya').setup({{ host = {{ model = '{}' }} }})",
@@ -143,6 +145,12 @@ async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
     // The typed error's advice for its kind.
     assert!(text.contains("restore STEM.words.txt"), "{text}");
     assert!(!text.contains("model not loaded"), "{text}");
+    assert!(
+        text.contains("kinds file not loaded: kinds file ")
+            && text.contains("does not end with a newline")
+            && text.contains("restore STEM.kinds.txt"),
+        "{text}"
+    );
     s.quit().await;
 }
 
