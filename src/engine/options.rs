@@ -67,6 +67,8 @@ pub struct Tuning {
     pub user_oov: f32,
     /// Weight of the user's pair counts against the buffer's.
     pub user_pairs: f32,
+    /// The same where the buffer has no pair of that context.
+    pub user_pairs_alone: f32,
 }
 
 /// What happens to a top candidate the user saw and typed past: it is not
@@ -131,15 +133,18 @@ impl Default for Tuning {
             give_way: GiveWay::MovedLast,
             // With the user's history (learn/score splits of other release
             // notes, crates and a Python package than the held-out ones):
-            // its pairs counted at a quarter of the buffer's (1: code -0.3,
-            // Python -0.3 KSR@1; 0: prose -1.4), its words 0.4 of the cache
-            // model and 0.3 of the model's `<unk>`, the model at 0.9.
-            // Together dev KSR@1 +0.3 code and Python, prose unchanged,
-            // over the first weights (0.85, 0.2, 0, 1).
+            // its pairs counted at a tenth of the buffer's where the buffer
+            // has pairs of the context too (1: code -0.4, Python -0.4
+            // KSR@1; 0: prose -1.4; flat across 0.05-0.25), fully where it
+            // has none; its words 0.4 of the cache model and 0.3 of the
+            // model's `<unk>`, the model at 0.9. Together dev KSR@1 +0.4
+            // code, +0.5 Python, +0.1 prose over the first weights (pairs
+            // counted fully, 0.85, 0.2, 0).
             lambda_history: 0.9,
             user_share: 0.4,
             user_oov: 0.3,
-            user_pairs: 0.25,
+            user_pairs: 0.1,
+            user_pairs_alone: 1.0,
         }
     }
 }
@@ -185,6 +190,7 @@ impl Tuning {
             "user_pairs" => &mut self.user_pairs,
             "prose_weight" => &mut self.prose_weight,
             "code_weight" => &mut self.code_weight,
+            "user_pairs_alone" => &mut self.user_pairs_alone,
             _ => return None,
         })
     }

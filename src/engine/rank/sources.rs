@@ -223,8 +223,13 @@ impl<'a> CandidateSource<'a> for Followers<'a> {
             let Some(key) = key.filter(|_| lambdas[order] > 0.0) else {
                 continue;
             };
-            let up = t.user_pairs;
-            let n = self.buffer.total(key) as f32 + up * self.user.total(key) as f32;
+            let in_buffer = self.buffer.total(key);
+            let up = if in_buffer > 0 {
+                t.user_pairs
+            } else {
+                t.user_pairs_alone
+            };
+            let n = in_buffer as f32 + up * self.user.total(key) as f32;
             if n <= 0.0 {
                 continue;
             }
