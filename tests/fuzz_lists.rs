@@ -1,11 +1,15 @@
-//! Fuzzing of the vocabulary and word-list files (src/text/vocab.rs,
-//! src/engine/word_list.rs): any text, well-formed or not, gives a list or
-//! an error that names the line; a list that loads answers prefix queries
-//! exactly as a scan of its words would. See support/fuzz.rs for the runs.
+//! Fuzzing of the vocabulary, word-list and kinds files (src/text/vocab.rs,
+//! src/engine/word_list.rs, src/engine/kind_shares.rs): any text,
+//! well-formed or not, gives a list or an error that names the line; a list
+//! that loads answers prefix queries exactly as a scan of its words would,
+//! and a kinds table gives every listed word shares and factors in [0, 1].
+//! See support/fuzz.rs for the runs.
 
 #[path = "support/fuzz.rs"]
 mod fuzz;
 
+use laya::engine::kind::TextKind;
+use laya::engine::kind_shares::KindShares;
 use laya::engine::word_list::WordList;
 use laya::text::vocab::Vocab;
 use proptest::prelude::*;
@@ -173,4 +177,88 @@ fn word_list_files_long() {
         word_list_case(),
         |(t, p)| check_word_list(&t, &p),
     );
+}
+
+/// A kinds file's text: usually `<unk>` and three totals, then word and
+/// three counts per line, with damage of every kind mixed in.
+fn kinds_text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        8 => ("[A-Za-z0-9_]{1,10}", 0u64..5000, 0u64..5000, 0u64..5000)
+            .prop_map(|(w, p, n, c)| format!("{w}\t{p}\t{n}\t{c}\n")),
+        1 => ("[A-Za-z_]{1,4}", any::<u64>(), any::<u64>(), any::<u64>())
+            .prop_map(|(w, p, n, c)| format!("{w}\t{p}\t{n}\t{c}\n")),
+        1 => any::<String>().prop_map(|s| s + "\n"),
+        1 => "[a-z\\-]{0,3}(\t[0-9]{0,12}){0,4}\r?\n?",
+    ];
+    (
+        prop_oneof![
+            8 => (1u64..10_000_000, 1u64..10_000_000, 1u64..10_000_000)
+                .prop_map(|(p, n, c)| format!("<unk>\t{p}\t{n}\t{c}\n")),
+            1 => (any::<u64>(), any::<u64>(), any::<u64>())
+                .prop_map(|(p, n, c)| format!("<unk>\t{p}\t{n}\t{c}\n")),
+            1 => "[<>a-z\t0-9-]{0,12}\n?",
+        ],
+        prop::collection::vec(line, 0..40),
+    )
+        .prop_map(|(head, lines)| head + &lines.concat())
+}
+
+const KINDS: [TextKind; 5] = [
+    TextKind::Unknown,
+    TextKind::Prose,
+    TextKind::Comment,
+    TextKind::String,
+    TextKind::Code,
+];
+
+fn check_kinds(text: &str, weights: (f32, f32)) -> Result<(), TestCaseError> {
+    let (result, peak) = fuzz::peak_bytes(|| KindShares::parse(text));
+    fuzz::within(peak, 64 * text.len() + (64 << 10), "kinds file")?;
+    let table = match result {
+        Err(e) => {
+            let msg = format!("{e:#}");
+            prop_assert!(
+                msg.starts_with("line ") || msg.contains("newline") || msg.contains("listed twice"),
+                "the error names the problem: {msg}"
+            );
+            return Ok(());
+        }
+        Ok(t) => t,
+    };
+    let words = text.lines().skip(1).filter_map(|l| l.split('\t').next());
+    let mut listed = 0;
+    for word in words {
+        listed += 1;
+        for kind in KINDS {
+            let share = table.share(kind, word);
+            prop_assert!(share.is_some(), "{word:?} is listed");
+            prop_assert!(
+                share.is_some_and(|s| (0.0..=1.0).contains(&s)),
+                "share {share:?}"
+            );
+            let f = table.factor(kind, word, weights.0, weights.1);
+            prop_assert!((0.0..=1.0).contains(&f), "factor {f} of {word:?}");
+        }
+    }
+    prop_assert_eq!(table.len(), listed);
+    Ok(())
+}
+
+fn kinds_case() -> impl Strategy<Value = (String, (f32, f32))> {
+    (kinds_text(), (0.0f32..8.0, 0.0f32..8.0))
+}
+
+#[test]
+fn kinds_files() {
+    fuzz::run("kinds", fuzz::QUICK, kinds_case(), |(t, w)| {
+        check_kinds(&t, w)
+    });
+}
+
+#[test]
+#[ignore = "long run: LAYA_FUZZ_CASES (default 1M) cases"]
+fn kinds_files_long() {
+    fuzz::run("kinds", fuzz::long_cases(), kinds_case(), |(t, w)| {
+        check_kinds(&t, w)
+    });
 }
