@@ -113,16 +113,6 @@ fn a_wrong_mlx_result_is_caught_and_the_cpu_backend_answers() {
     );
 }
 
-/// The output of an Ex command.
-async fn output(s: &Session, cmd: &str) -> String {
-    let v = s
-        .lua(&format!(
-            "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
-        ))
-        .await;
-    v.as_str().unwrap().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn laya_status_and_checkhealth_say_why_the_cpu_backend_runs() {
     let s = Session::start_with(
@@ -142,7 +132,7 @@ async fn laya_status_and_checkhealth_say_why_the_cpu_backend_runs() {
         .await;
     s.input("The meeting was moved to the ne").await;
     s.wait_ghost_starting("xt").await;
-    let out = output(&s, "Laya status").await;
+    let out = s.output("Laya status").await;
     assert!(out.contains("Engine: backend cpu (cpu"), "{out}");
     assert!(
         out.contains("Backend error: the mlx backend's self-check failed: the logits differ"),

@@ -5,15 +5,6 @@
 mod common;
 use common::Session;
 
-async fn output(s: &Session, cmd: &str) -> String {
-    let v = s
-        .lua(&format!(
-            "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
-        ))
-        .await;
-    v.as_str().unwrap().to_string()
-}
-
 /// Runs `:checkhealth laya` and returns the report once it is complete.
 async fn health_report(s: &Session) -> String {
     s.command("checkhealth laya").await;
@@ -42,14 +33,14 @@ async fn laya_status_enable_disable_toggle_log_and_completion() {
         .await;
     assert_eq!(c, serde_json::json!(["toggle"]));
 
-    let out = output(&s, "Laya status").await;
+    let out = s.output("Laya status").await;
     assert!(out.contains("Laya 0.1.0: enabled"), "{out}");
     assert!(out.contains("Host: not running"), "{out}");
 
     s.insert_after(&["zephyrine zephyrine"]).await;
     s.input("zeph").await;
     s.wait_ghost_starting("yrine").await;
-    let out = output(&s, "Laya status").await;
+    let out = s.output("Laya status").await;
     assert!(out.contains("Host: laya 0.1.0, pid"), "{out}");
     assert!(out.contains("Engine: backend"), "{out}");
     assert!(out.contains("answered"), "{out}");
@@ -67,7 +58,7 @@ async fn laya_status_enable_disable_toggle_log_and_completion() {
     })
     .await;
     assert!(s.ghost().await.is_none(), "disabled: no ghost");
-    assert!(output(&s, "Laya status").await.contains("disabled"));
+    assert!(s.output("Laya status").await.contains("disabled"));
 
     s.command("Laya toggle").await;
     s.input("<Esc>ozeph").await;
@@ -135,7 +126,7 @@ async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
     s.input("zeph").await;
     s.wait_ghost_starting("yrine").await;
     s.input("<Esc>").await;
-    let status = output(&s, "Laya status").await;
+    let status = s.output("Laya status").await;
     assert!(
         status.contains("Word list error: word list ") && status.contains("m.words.txt: line 2"),
         "{status}"

@@ -11,15 +11,6 @@ use common::{Session, HOST, ROOT};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-async fn output(s: &Session, cmd: &str) -> String {
-    let v = s
-        .lua(&format!(
-            "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
-        ))
-        .await;
-    v.as_str().unwrap().to_string()
-}
-
 /// LayaGhost as drawn (links followed).
 async fn ghost_hl(s: &Session) -> serde_json::Value {
     s.lua("return vim.api.nvim_get_hl(0, { name = 'LayaGhost', link = false })")
@@ -307,11 +298,11 @@ fn try_sh_works_with_no_nvim_on_path() {
 async fn status_while_disabled_and_the_restart_log_say_what_happens() {
     let s = Session::start("first-wording").await;
     s.command("Laya disable").await;
-    let out = output(&s, "Laya status").await;
+    let out = s.output("Laya status").await;
     assert!(out.contains("Laya is disabled"), "{out}");
     assert!(!out.contains("InsertEnter"), "{out}");
     s.command("Laya enable").await;
-    let out = output(&s, "Laya status").await;
+    let out = s.output("Laya status").await;
     assert!(out.contains("starts on the next InsertEnter"), "{out}");
 
     s.lua("require('laya').setup({ host = { path = '/bin/false', max_restarts = 2 } })")

@@ -63,10 +63,7 @@ async fn garbage_restarts_the_host_with_one_message_and_no_lost_key() {
     assert!(!trigger.exists(), "the shim wrote the garbage");
     let st = s.stats().await;
     assert_eq!(st["starts"], 4, "{st}");
-    let messages = s
-        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
-        .await;
-    let messages = messages.as_str().unwrap();
+    let messages = s.output("messages").await;
     assert_eq!(
         messages.matches("Laya:").count(),
         1,

@@ -63,10 +63,7 @@ async fn learnt_in_one_session_predicted_in_the_next_and_forgotten_on_request() 
     let s = session("learn-next-2", &store).await;
     s.input("iThen quor").await;
     s.wait_ghost_starting("binex").await;
-    let status = s
-        .lua("return vim.api.nvim_exec2('Laya status', { output = true }).output")
-        .await;
-    let status = status.as_str().unwrap();
+    let status = s.output("Laya status").await;
     assert!(status.contains("Personal store: "), "{status}");
     assert!(status.contains("permissions dir 700 file 600"), "{status}");
 

@@ -122,10 +122,8 @@ async fn a_host_that_keeps_dying_gets_one_message() {
     s.command("enew").await;
     s.input("ihello").await;
     s.wait_for("the give-up message", || async {
-        let m = s
-            .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
-            .await;
-        m.as_str().unwrap().contains("exited 3 times").then_some(())
+        let m = s.output("messages").await;
+        m.contains("exited 3 times").then_some(())
     })
     .await;
     // More typing produces no more messages and no more starts.
@@ -135,14 +133,8 @@ async fn a_host_that_keeps_dying_gets_one_message() {
         (s.lines().await[0] == "hello world and more").then_some(())
     })
     .await;
-    let m = s
-        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
-        .await;
-    assert_eq!(
-        m.as_str().unwrap().matches("Laya:").count(),
-        1,
-        "one message: {m}"
-    );
+    let m = s.output("messages").await;
+    assert_eq!(m.matches("Laya:").count(), 1, "one message: {m}");
     assert_eq!(s.stats().await["starts"], starts);
     s.quit().await;
 }
@@ -155,19 +147,14 @@ async fn a_missing_host_binary_gets_one_clear_message() {
     s.command("enew").await;
     s.input("ihello world").await;
     s.wait_for("the message", || async {
-        let m = s
-            .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
-            .await;
-        let m = m.as_str().unwrap().to_string();
+        let m = s.output("messages").await;
         (m.contains("host binary not found at /nonexistent/laya")
             && m.contains("cargo build --release"))
         .then_some(())
     })
     .await;
-    let m = s
-        .lua("return vim.api.nvim_exec2('messages', { output = true }).output")
-        .await;
-    assert_eq!(m.as_str().unwrap().matches("Laya:").count(), 1);
+    let m = s.output("messages").await;
+    assert_eq!(m.matches("Laya:").count(), 1);
     assert_eq!(s.lines().await[0], "hello world");
     s.quit().await;
 }
@@ -202,16 +189,6 @@ async fn loading_the_plugin_starts_nothing_until_insert_mode() {
     s.quit().await;
 }
 
-/// The output of an Ex command.
-async fn output(s: &Session, cmd: &str) -> String {
-    let v = s
-        .lua(&format!(
-            "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
-        ))
-        .await;
-    v.as_str().unwrap().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn laya_status_on_a_stopped_host_gives_up_with_a_clear_message() {
     let s = Session::start("stopped-status").await;
@@ -222,7 +199,7 @@ async fn laya_status_on_a_stopped_host_gives_up_with_a_clear_message() {
     Session::signal(pid, "STOP");
     // Session::lua fails the test if Neovim does not answer (it would wait
     // for the stopped host forever with a blocking request).
-    let out = output(&s, "Laya status").await;
+    let out = s.output("Laya status").await;
     assert!(
         out.contains(&format!(
             "Host: pid {pid}, status request failed: the host (pid {pid}) did not answer `status` within 1000 ms: it is stopped or busy"
@@ -243,7 +220,7 @@ async fn laya_status_on_a_stopped_host_gives_up_with_a_clear_message() {
     // Thawed, it answers again (the late replies are dropped, not mixed up).
     Session::signal(pid, "CONT");
     s.wait_for("status from the thawed host", || async {
-        output(&s, "Laya status")
+        s.output("Laya status")
             .await
             .contains(&format!("Host: laya 0.1.0, pid {pid}"))
             .then_some(())
@@ -296,14 +273,14 @@ async fn an_oversized_notification_gets_one_message() {
     .await;
     let shown = s
         .wait_for("the notice", || async {
-            let m = output(&s, "messages").await;
+            let m = s.output("messages").await;
             m.contains("over the host's limit").then_some(m)
         })
         .await;
     // Typing goes on, and later keys bring no second message.
     s.input("Go zeph").await;
     s.wait_ghost_starting("yrine").await;
-    let m = output(&s, "messages").await;
+    let m = s.output("messages").await;
     assert_eq!(m.matches("Laya: a message of").count(), 1, "{m}");
     assert!(
         shown.contains("bytes is over the host's limit of 10485 bytes (laya serve --max-message-mb); it was skipped"),

@@ -159,6 +159,16 @@ impl Session {
         serde_json::from_str(v.as_str().unwrap_or("null")).unwrap()
     }
 
+    /// What the Ex command `cmd` prints (`:messages`, `:Laya status`).
+    pub async fn output(&self, cmd: &str) -> String {
+        let v = self
+            .lua(&format!(
+                "return vim.api.nvim_exec2([==[{cmd}]==], {{ output = true }}).output"
+            ))
+            .await;
+        v.as_str().unwrap().to_string()
+    }
+
     pub async fn input(&self, keys: &str) {
         self.nvim.input(keys).await.expect("nvim_input");
     }
