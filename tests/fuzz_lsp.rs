@@ -22,24 +22,9 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::sync::{Mutex, OnceLock};
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        any::<String>().prop_map(Value::from),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            prop::collection::btree_map("[a-zA-Z]{1,12}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
+/// Object keys of the JSON values: shaped like LSP field names (camelCase,
+/// such as `textDocument`).
+const KEY: &str = "[a-zA-Z]{1,12}";
 
 fn uri() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -55,7 +40,7 @@ fn uri() -> impl Strategy<Value = Value> {
         ])
         .prop_map(Value::from),
         1 => any::<String>().prop_map(Value::from),
-        1 => json_value(),
+        1 => fuzz::json_value(KEY),
     ]
 }
 
@@ -74,14 +59,14 @@ fn number() -> impl Strategy<Value = Value> {
         2 => (0u32..200).prop_map(Value::from),
         1 => any::<u32>().prop_map(Value::from),
         1 => any::<i64>().prop_map(Value::from),
-        1 => json_value(),
+        1 => fuzz::json_value(KEY),
     ]
 }
 
 fn position() -> impl Strategy<Value = Value> {
     prop_oneof![
         9 => (number(), number()).prop_map(|(l, c)| json!({ "line": l, "character": c })),
-        1 => json_value(),
+        1 => fuzz::json_value(KEY),
     ]
 }
 
@@ -97,7 +82,7 @@ fn change() -> impl Strategy<Value = Value> {
         1 => (position(), text(), number()).prop_map(
             |(s, t, n)| json!({ "range": { "start": s, "end": s }, "rangeLength": n, "text": t }),
         ),
-        1 => json_value(),
+        1 => fuzz::json_value(KEY),
     ]
 }
 
@@ -123,7 +108,7 @@ fn method_and_params() -> impl Strategy<Value = (String, Value)> {
         1 => uri().prop_map(move |u| (m("textDocument/didSave"), json!({ "textDocument": { "uri": u } }))),
         1 => uri().prop_map(move |u| (m("textDocument/didClose"), json!({ "textDocument": { "uri": u } }))),
         1 => number().prop_map(move |id| (m("$/cancelRequest"), json!({ "id": id }))),
-        1 => (json_value(), prop::collection::vec("[*.a-z]{0,6}", 0..3)).prop_map(move |(o, files)| {
+        1 => (fuzz::json_value(KEY), prop::collection::vec("[*.a-z]{0,6}", 0..3)).prop_map(move |(o, files)| {
             let caps = json!({ "general": { "positionEncodings": ["utf-8", "utf-16"] } });
             (m("initialize"), json!({ "capabilities": caps, "initializationOptions":
                 { "disabled_files": files, "learn": false, "other": o } }))
@@ -131,7 +116,7 @@ fn method_and_params() -> impl Strategy<Value = (String, Value)> {
         1 => Just((m("initialized"), json!({}))),
         1 => Just((m("shutdown"), Value::Null)),
         // Any other method (`exit` ends serving: the checks send their own).
-        1 => ("[a-z$/]{0,20}", json_value())
+        1 => ("[a-z$/]{0,20}", fuzz::json_value(KEY))
             .prop_map(|(m, p)| (if m == "exit" { "exit/not".into() } else { m }, p)),
     ]
 }
@@ -142,10 +127,10 @@ fn message() -> impl Strategy<Value = Value> {
     let id = prop_oneof![
         4 => (1i64..50).prop_map(Value::from),
         1 => "[a-z0-9]{0,8}".prop_map(Value::from),
-        1 => json_value(),
+        1 => fuzz::json_value(KEY),
     ];
     prop_oneof![
-        12 => (method_and_params(), prop::option::of(id), 0u8..10, json_value()).prop_map(
+        12 => (method_and_params(), prop::option::of(id), 0u8..10, fuzz::json_value(KEY)).prop_map(
             |((method, params), id, mutate, noise)| {
                 let mut msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
                 if let Some(id) = id {
@@ -160,9 +145,9 @@ fn message() -> impl Strategy<Value = Value> {
                 msg
             }
         ),
-        1 => ((1i64..50), json_value()).prop_map(|(id, r)| json!({ "jsonrpc": "2.0", "id": id, "result": r })),
-        1 => prop::collection::vec(json_value(), 0..3).prop_map(Value::from),
-        1 => json_value(),
+        1 => ((1i64..50), fuzz::json_value(KEY)).prop_map(|(id, r)| json!({ "jsonrpc": "2.0", "id": id, "result": r })),
+        1 => prop::collection::vec(fuzz::json_value(KEY), 0..3).prop_map(Value::from),
+        1 => fuzz::json_value(KEY),
     ]
 }
 

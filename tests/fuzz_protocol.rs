@@ -14,24 +14,9 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::sync::{Mutex, OnceLock};
 
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        any::<String>().prop_map(Value::from),
-    ];
-    leaf.prop_recursive(3, 16, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            prop::collection::btree_map("[a-z]{1,7}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
+/// Object keys of the JSON values: shaped like the protocol's field names
+/// (`doc`, `context`, `k`, …).
+const KEY: &str = "[a-z]{1,7}";
 
 fn field_value() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -40,7 +25,7 @@ fn field_value() -> impl Strategy<Value = Value> {
         1 => any::<u64>().prop_map(Value::from),
         1 => (0u64..20).prop_map(Value::from),
         1 => any::<bool>().prop_map(Value::from),
-        1 => json_value(),
+        1 => fuzz::json_value(KEY),
     ]
 }
 
@@ -69,7 +54,7 @@ fn request() -> impl Strategy<Value = Value> {
 fn line() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         6 => request().prop_map(|v| v.to_string().into_bytes()),
-        1 => json_value().prop_map(|v| v.to_string().into_bytes()),
+        1 => fuzz::json_value(KEY).prop_map(|v| v.to_string().into_bytes()),
         1 => prop::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..64),
         1 => request().prop_map(|v| {
             let mut s = v.to_string().into_bytes();

@@ -83,6 +83,30 @@ pub fn run<S: Strategy>(
     }
 }
 
+/// Any JSON value, nested up to three levels, with object keys drawn from
+/// the regex `key` (each fuzz file names keys shaped like its protocol's
+/// field names, so that some of them hit real fields).
+pub fn json_value(key: &'static str) -> impl Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    use serde_json::Value;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        any::<String>().prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 16, 4, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map(key, inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
 /// The process's peak resident set (VmHWM), in MB.
 fn max_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
