@@ -118,6 +118,32 @@ struct Followers {
     last: u64,
 }
 
+impl Followers {
+    /// Appends `word`, not yet among the followers, with `count`. A full list
+    /// first drops its rarest follower (the oldest among equals), which is
+    /// returned with its position so that an undo can put it back.
+    fn push_new(&mut self, word: &str, count: u32) -> Option<(usize, Box<str>, u32)> {
+        let evicted = (self.words.len() >= MAX_FOLLOWERS).then(|| {
+            let (i, _) = self
+                .words
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (_, c))| *c)
+                .expect("full list");
+            let (w, c) = self.words.remove(i);
+            self.total -= c;
+            (i, w, c)
+        });
+        if self.words.is_empty() {
+            // Most keys are followed by one word only: no room for four (a
+            // grown list doubles as usual).
+            self.words.reserve_exact(1);
+        }
+        self.words.push((word.into(), count));
+        evicted
+    }
+}
+
 /// How to take back one `add_undoable` (see `BigramCache::undo`).
 #[derive(Debug, Clone)]
 pub struct BigramUndo {
@@ -251,26 +277,7 @@ impl BigramCache {
         f.last = self.clock;
         match f.words.iter_mut().find(|(w, _)| &**w == word) {
             Some(e) => e.1 += 1,
-            None => {
-                if f.words.len() >= MAX_FOLLOWERS {
-                    // Drop the rarest follower (the oldest among equals).
-                    let (i, _) = f
-                        .words
-                        .iter()
-                        .enumerate()
-                        .min_by_key(|(_, (_, c))| *c)
-                        .expect("full list");
-                    let (w, c) = f.words.remove(i);
-                    f.total -= c;
-                    undo.evicted = Some((i, w, c));
-                }
-                if f.words.is_empty() {
-                    // Most keys are followed by one word only: no room for
-                    // four (a grown list doubles as usual).
-                    f.words.reserve_exact(1);
-                }
-                f.words.push((word.into(), 1));
-            }
+            None => undo.evicted = f.push_new(word, 1),
         }
         undo
     }
@@ -320,20 +327,7 @@ impl BigramCache {
         match f.words.iter_mut().find(|(w, _)| &**w == word) {
             Some(e) => e.1 += count,
             None => {
-                if f.words.len() >= MAX_FOLLOWERS {
-                    let (i, _) = f
-                        .words
-                        .iter()
-                        .enumerate()
-                        .min_by_key(|(_, (_, c))| *c)
-                        .expect("full list");
-                    let (_, c) = f.words.remove(i);
-                    f.total -= c;
-                }
-                if f.words.is_empty() {
-                    f.words.reserve_exact(1);
-                }
-                f.words.push((word.into(), count));
+                f.push_new(word, count);
             }
         }
     }
@@ -449,6 +443,21 @@ mod tests {
         c.undo(u0);
         assert_eq!(snapshot(&c), before);
         assert_eq!(c.total(b), 0);
+    }
+
+    #[test]
+    fn loaded_counts_drop_the_rarest_follower_of_a_full_key() {
+        let mut c = BigramCache::new();
+        let k = key_before("k ").unwrap();
+        for i in 0..MAX_FOLLOWERS {
+            c.add_count(k, &format!("w{i}"), if i == 5 { 1 } else { 3 });
+        }
+        c.add_count(k, "new", 2);
+        assert_eq!(c.followers(k).count(), MAX_FOLLOWERS);
+        assert_eq!(c.count(k, "w5"), 0, "the rarest goes");
+        assert_eq!(c.count(k, "new"), 2);
+        let sum: u32 = c.followers(k).map(|(_, n)| n).sum();
+        assert_eq!(c.total(k), sum);
     }
 
     #[test]
