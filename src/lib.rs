@@ -9,6 +9,8 @@ pub mod cli;
 pub mod engine;
 pub mod learn;
 pub mod lsp;
+#[cfg(test)]
+mod lua_lists;
 pub mod math;
 pub mod model;
 pub mod rpc;

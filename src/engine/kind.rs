@@ -128,17 +128,7 @@ mod tests {
     /// of `PROSE_LANGUAGES`, in order.
     #[test]
     fn the_plugin_lists_the_same_prose_filetypes() {
-        let root = env!("CARGO_MANIFEST_DIR");
-        let config = std::fs::read_to_string(format!("{root}/lua/laya/config.lua")).unwrap();
-        let block = config
-            .split("prose_filetypes = {")
-            .nth(1)
-            .and_then(|b| b.split('}').next())
-            .expect("prose_filetypes in config.lua");
-        let lua: Vec<&str> = block
-            .split(',')
-            .filter_map(|g| g.trim().strip_prefix('\'')?.strip_suffix('\''))
-            .collect();
+        let lua = crate::lua_lists::read("lua/laya/config.lua", "prose_filetypes");
         assert_eq!(lua, PROSE_LANGUAGES[..lua.len()]);
     }
 

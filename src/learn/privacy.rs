@@ -204,28 +204,12 @@ mod tests {
     /// lua/laya/learn.lua `secret_dirs`) are this module's lists.
     #[test]
     fn the_plugin_lists_the_same_secret_files_and_folders() {
-        let root = env!("CARGO_MANIFEST_DIR");
-        let config = std::fs::read_to_string(format!("{root}/lua/laya/config.lua")).unwrap();
-        let block = config
-            .split("disabled_files = {")
-            .nth(1)
-            .and_then(|b| b.split('}').next())
-            .expect("disabled_files in config.lua");
-        let globs: Vec<&str> = block
-            .split(',')
-            .filter_map(|g| g.trim().strip_prefix('\'')?.strip_suffix('\''))
-            .collect();
+        let globs = crate::lua_lists::read("lua/laya/config.lua", "disabled_files");
         assert_eq!(globs, SECRET_FILES);
-        let learn = std::fs::read_to_string(format!("{root}/lua/laya/learn.lua")).unwrap();
-        let block = learn
-            .split("M.secret_dirs = {")
-            .nth(1)
-            .and_then(|b| b.split('}').next())
-            .expect("secret_dirs in learn.lua");
         // Lua patterns: '/%.ssh/' is the folder .ssh.
-        let dirs: Vec<String> = block
-            .split(',')
-            .filter_map(|d| d.trim().strip_prefix("'/")?.strip_suffix("/'"))
+        let dirs: Vec<String> = crate::lua_lists::read("lua/laya/learn.lua", "M.secret_dirs")
+            .iter()
+            .filter_map(|d| d.strip_prefix('/')?.strip_suffix('/'))
             .map(|d| d.replace('%', ""))
             .collect();
         assert_eq!(dirs, SECRET_DIRS);
