@@ -283,398 +283,510 @@ fn main() -> Result<()> {
     json.insert("model".into(), model_name.clone().into());
     json.insert("steps".into(), n.into());
 
-    // Load + first calls: the first evaluation of each compiled function
-    // traces, compiles and (on a GPU) JIT-builds its kernels.
-    let mut load_rows = Vec::new();
-    let load = |compute: MlxCompute| -> Result<(MlxBackend, f64, f64, f64)> {
-        let opts = MlxOptions {
-            device: a.device,
-            compute,
-            warmup: 0,
-            kernel_cache_dir: a.kernel_cache.clone(),
-            ..MlxOptions::default()
-        };
-        let t = Instant::now();
-        let mut b = MlxBackend::from_f32(&w.view(), &opts)?;
-        let load_ms = t.elapsed().as_secs_f64() * 1e3;
-        let (h, mut h2, mut l) = (
-            vec![0f32; w.hidden],
-            vec![0f32; w.hidden],
-            vec![0f32; w.vocab],
-        );
-        let first = time_us(|| {
-            b.step(&h, 1, &mut h2)?;
-            b.logits(&h2, &mut l)?;
-            b.step_logits(&h, 1, &mut h2, &mut l)
-        })? / 1e3;
-        let second = time_us(|| {
-            b.step(&h, 1, &mut h2)?;
-            b.logits(&h2, &mut l)?;
-            b.step_logits(&h, 1, &mut h2, &mut l)
-        })? / 1e3;
-        Ok((b, load_ms, first, second))
-    };
-
     if a.load_only {
-        let (b, load_ms, first, second) = load(a.computes[0])?;
+        let l = load(&a, &w, a.computes[0])?;
         println!(
-            "| {} | {} | load {load_ms:.1} ms | first calls {first:.1} ms | next calls {second:.2} ms |",
-            b.device(),
-            a.kernel_cache.as_ref().map_or("default cache".into(), |p| p.display().to_string())
+            "| {} | {} | load {:.1} ms | first calls {:.1} ms | next calls {:.2} ms |",
+            l.b.device(),
+            a.kernel_cache
+                .as_ref()
+                .map_or("default cache".into(), |p| p.display().to_string()),
+            l.load_ms,
+            l.first,
+            l.second
         );
-        json.insert("load".into(), serde_json::json!({"device": b.device(), "load_ms": load_ms, "first_calls_ms": first, "next_calls_ms": second}));
+        json.insert("load".into(), serde_json::json!({"device": l.b.device(), "load_ms": l.load_ms, "first_calls_ms": l.first, "next_calls_ms": l.second}));
         return write_json(&a, json);
     }
 
-    let mut rows = Vec::new();
-    let mut f32_top3: Vec<[u32; 8]> = Vec::new();
-    let mut agreement = Vec::new();
-    let mut parity = Vec::new();
+    let mut r = Report {
+        json,
+        ..Report::default()
+    };
+    let mut f32_tops = Vec::new();
     for &compute in &a.computes {
-        let (mut b, load_ms, first, second) = load(compute)?;
-        load_rows.push(format!(
-            "| {} | {load_ms:.1} | {first:.1} | {second:.2} |",
-            b.device()
-        ));
-        let dev = b.device();
-        let (mut h, mut h2, mut l) = (
-            vec![0f32; w.hidden],
-            vec![0f32; w.hidden],
-            vec![0f32; w.vocab],
-        );
-        // Each path runs its own sequential chain of states, as the engine
-        // would (each call starts from the state the previous one returned).
-        let chain = |b: &mut MlxBackend, f: &mut StepFn<'_>| -> Result<Stats> {
-            let (mut h, mut h2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
-            let mut s = Stats::default();
-            for &t in &tokens[..n] {
-                s.0.record_us(time_us(|| f(b, &h, t, &mut h2))?);
-                std::mem::swap(&mut h, &mut h2);
-            }
-            Ok(s)
-        };
-        let step = chain(&mut b, &mut |b, h, t, h2| b.step(h, t, h2))?;
-        let mut l2 = vec![0f32; w.vocab];
-        let logits = chain(&mut b, &mut |b, h, t, h2| {
-            h2.copy_from_slice(h); // same state each call: logits alone
-            let _ = t;
-            b.logits(h, &mut l2)
-        })?;
-        let fused = chain(&mut b, &mut |b, h, t, h2| b.step_logits(h, t, h2, &mut l2))?;
-        let trait_pair = chain(&mut b, &mut |b, h, t, h2| {
-            b.step(h, t, h2)?;
-            b.logits(h2, &mut l2)
-        })?;
-        let mut tops = Vec::with_capacity(n);
-        let decision = chain(&mut b, &mut |b, h, t, h2| {
-            b.step_logits(h, t, h2, &mut l2)?;
-            tops.push(top8(&l2));
-            Ok(())
-        })?;
-        let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
-        let mut i = 0;
-        let device_topk = chain(&mut b, &mut |b, h, t, h2| {
-            b.step_topk(h, t, h2, &mut ids, &mut vals)?;
-            if ids != tops[i] {
-                bail!("device top-k {ids:?} differs from host top-8 {:?}", tops[i]);
-            }
-            i += 1;
-            Ok(())
-        })?;
-        // Two interleaved chains: every call's state differs from the last
-        // one handed back, so it is uploaded (a state-cache hit in the engine).
-        let mut miss = Stats::default();
-        let mut other = vec![0.5f32; w.hidden];
-        for &t in &tokens[..n] {
-            miss.0
-                .record_us(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
-            std::mem::swap(&mut h, &mut h2);
-            std::mem::swap(&mut h, &mut other);
-        }
-        let mut resident = Stats::default();
-        // Parity on this device: the trait path against the FORMAT.md
-        // reference over the first 50 steps.
-        let (mut rh, mut rh2, mut rl) = (
-            vec![0f32; w.hidden],
-            vec![0f32; w.hidden],
-            vec![0f32; w.vocab],
-        );
-        let (mut bh, mut bh2) = (vec![0f32; w.hidden], vec![0f32; w.hidden]);
-        let mut worst = 0f32;
-        for &t in tokens[..n].iter().take(50) {
-            reference::step(&w, &rh, t, &mut rh2);
-            reference::logits(&w, &rh2, &mut rl);
-            b.step(&bh, t, &mut bh2)?;
-            b.logits(&bh2, &mut l)?;
-            worst = l
-                .iter()
-                .zip(&rl)
-                .map(|(x, y)| (x - y).abs())
-                .fold(worst, f32::max);
-            std::mem::swap(&mut rh, &mut rh2);
-            std::mem::swap(&mut bh, &mut bh2);
-        }
-        parity.push(format!("| {} | 50 | {worst:.3e} |", b.device()));
-        b.reset()?;
-        let mut resident_nocopy = Stats::default();
-        for &t in &tokens[..n] {
-            resident_nocopy
-                .0
-                .record_us(time_us(|| b.step_resident(t, None))?);
-        }
-        b.reset()?;
-        for &t in &tokens[..n] {
-            resident
-                .0
-                .record_us(time_us(|| b.step_resident(t, Some(&mut l)))?);
-        }
-        let c = compute.as_str();
-        let mut entry = serde_json::Map::new();
-        for (name, s) in [
-            ("step", &step),
-            ("logits", &logits),
-            ("step_logits", &fused),
-            ("decision", &decision),
-            ("trait_step_then_logits", &trait_pair),
-            ("step_logits_state_uploaded", &miss),
-            ("decision_device_topk", &device_topk),
-            ("resident_step_logits", &resident),
-            ("resident_step_logits_no_copy", &resident_nocopy),
-        ] {
-            entry.insert(name.into(), s.json());
-        }
-        entry.insert("device".into(), dev.clone().into());
-        entry.insert("load_ms".into(), load_ms.into());
-        entry.insert("first_calls_ms".into(), first.into());
-        json.insert(c.into(), entry.into());
-        rows.push(Row {
-            label: format!("{c} step (h in/out)"),
-            stats: step,
-        });
-        rows.push(Row {
-            label: format!("{c} logits"),
-            stats: logits,
-        });
-        rows.push(Row {
-            label: format!("{c} step+logits fused"),
-            stats: fused,
-        });
-        rows.push(Row {
-            label: format!("{c} trait step, then trait logits"),
-            stats: trait_pair,
-        });
-        rows.push(Row {
-            label: format!("{c} step+logits fused, state uploaded"),
-            stats: miss,
-        });
-        rows.push(Row {
-            label: format!("{c} decision: fused + host top-8"),
-            stats: decision,
-        });
-        rows.push(Row {
-            label: format!("{c} decision: step+top-8, device stage 1"),
-            stats: device_topk,
-        });
-        rows.push(Row {
-            label: format!("{c} resident step+logits"),
-            stats: resident,
-        });
-        rows.push(Row {
-            label: format!("{c} resident step+logits, nothing copied back"),
-            stats: resident_nocopy,
-        });
-
-        if compute == MlxCompute::F32 {
-            f32_top3 = tops;
-        } else if !f32_top3.is_empty() {
-            let top1 = tops
-                .iter()
-                .zip(&f32_top3)
-                .filter(|(x, y)| x[0] == y[0])
-                .count();
-            let top3 = tops
-                .iter()
-                .zip(&f32_top3)
-                .filter(|(x, y)| {
-                    let (mut p, mut q) = (x[..3].to_vec(), y[..3].to_vec());
-                    p.sort();
-                    q.sort();
-                    p == q
-                })
-                .count();
-            let (r1, r3) = (top1 as f64 / n as f64, top3 as f64 / n as f64);
-            agreement.push(format!(
-                "| {c} | {n} | {:.2}% | {:.2}% |",
-                r1 * 100.0,
-                r3 * 100.0
-            ));
-            json.insert(
-                format!("{c}_agreement"),
-                serde_json::json!({"top1": r1, "top3_set": r3, "n": n}),
-            );
-        }
-
-        if a.variants && compute == MlxCompute::F32 {
-            for (label, opts) in [
-                (
-                    "f32 step+logits, blocking wait",
-                    MlxOptions {
-                        poll: Some(false),
-                        ..MlxOptions::default()
-                    },
-                ),
-                (
-                    "f32 step+logits, polling",
-                    MlxOptions {
-                        poll: Some(true),
-                        ..MlxOptions::default()
-                    },
-                ),
-                (
-                    "f32 step+logits, not compiled",
-                    MlxOptions {
-                        compile: false,
-                        ..MlxOptions::default()
-                    },
-                ),
-                (
-                    "f32 step+logits, results read by MLX's array::data()",
-                    MlxOptions {
-                        mlx_copy: true,
-                        ..MlxOptions::default()
-                    },
-                ),
-            ] {
-                let opts = MlxOptions {
-                    device: a.device,
-                    ..opts
-                };
-                let mut v = MlxBackend::from_f32(&w.view(), &opts)?;
-                let (mut s, mut k) = (Stats::default(), Stats::default());
-                h.fill(0.0);
-                for &t in &tokens[..n] {
-                    s.0.record_us(time_us(|| v.step_logits(&h, t, &mut h2, &mut l))?);
-                    std::mem::swap(&mut h, &mut h2);
-                }
-                h.fill(0.0);
-                let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
-                for &t in &tokens[..n] {
-                    k.0.record_us(time_us(|| {
-                        v.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
-                    })?);
-                    std::mem::swap(&mut h, &mut h2);
-                }
-                json.insert(label.into(), s.json());
-                json.insert(format!("{label} (top-8 decision)"), k.json());
-                rows.push(Row {
-                    label: label.into(),
-                    stats: s,
-                });
-                rows.push(Row {
-                    label: format!("{label}, decision step+top-8"),
-                    stats: k,
-                });
-            }
-        }
+        bench_compute(&a, &w, &tokens[..], n, compute, &mut f32_tops, &mut r)?;
     }
-
     if a.cpu_backend {
-        let path = a.model.as_ref().context("--cpu-backend needs --model")?;
-        let vocab = Vocab::load(&vocab_path_for(path))?;
-        let file_dtype = Weights::open(path, Some(&vocab))?.config.dtype;
-        let mut kinds = vec![WeightType::F32];
-        if file_dtype != WeightType::F32 {
-            kinds.push(file_dtype);
-        }
-        for dtype in kinds {
-            let mut cpu = CpuBackend::new(Weights::open(path, Some(&vocab))?, Some(dtype));
-            let (mut h, mut h2, mut l) = (
-                vec![0f32; w.hidden],
-                vec![0f32; w.hidden],
-                vec![0f32; w.vocab],
-            );
-            let (mut step, mut fused, mut decision) =
-                (Stats::default(), Stats::default(), Stats::default());
-            for &t in &tokens[..n] {
-                step.0.record_us(time_us(|| cpu.step(&h, t, &mut h2))?);
-                fused.0.record_us(time_us(|| {
-                    cpu.step(&h, t, &mut h2)?;
-                    cpu.logits(&h2, &mut l)
-                })?);
-                decision.0.record_us(time_us(|| {
-                    cpu.step(&h, t, &mut h2)?;
-                    cpu.logits(&h2, &mut l)?;
-                    std::hint::black_box(top8(&l));
-                    Ok(())
-                })?);
-                std::mem::swap(&mut h, &mut h2);
-            }
-            let d = cpu.device();
-            json.insert(format!("{d} step"), step.json());
-            json.insert(format!("{d} step+logits"), fused.json());
-            json.insert(format!("{d} decision"), decision.json());
-            rows.push(Row {
-                label: format!("rust {d}: step"),
-                stats: step,
-            });
-            rows.push(Row {
-                label: format!("rust {d}: step+logits"),
-                stats: fused,
-            });
-            rows.push(Row {
-                label: format!("rust {d}: decision (step+logits+top-8)"),
-                stats: decision,
-            });
-        }
+        cpu_backend(&a, &w, &tokens[..], n, &mut r)?;
+    }
+    if a.reference {
+        reference_floor(&w, &tokens[..n], &mut r)?;
+    }
+    print_tables(&r, n, &token_src);
+    write_json(&a, r.json)
+}
+
+/// What a run reports: the JSON record and the printed tables' rows.
+#[derive(Default)]
+struct Report {
+    json: serde_json::Map<String, serde_json::Value>,
+    rows: Vec<Row>,
+    load_rows: Vec<String>,
+    parity: Vec<String>,
+    agreement: Vec<String>,
+}
+
+/// A backend just built, with its load time and its first and second
+/// calls' times (ms).
+struct Loaded {
+    b: MlxBackend,
+    load_ms: f64,
+    first: f64,
+    second: f64,
+}
+
+/// Load + first calls: the first evaluation of each compiled function
+/// traces, compiles and (on a GPU) JIT-builds its kernels.
+fn load(a: &Args, w: &OwnedWeights, compute: MlxCompute) -> Result<Loaded> {
+    let opts = MlxOptions {
+        device: a.device,
+        compute,
+        warmup: 0,
+        kernel_cache_dir: a.kernel_cache.clone(),
+        ..MlxOptions::default()
+    };
+    let t = Instant::now();
+    let mut b = MlxBackend::from_f32(&w.view(), &opts)?;
+    let load_ms = t.elapsed().as_secs_f64() * 1e3;
+    let (h, mut h2, mut l) = (
+        vec![0f32; w.hidden],
+        vec![0f32; w.hidden],
+        vec![0f32; w.vocab],
+    );
+    let first = time_us(|| {
+        b.step(&h, 1, &mut h2)?;
+        b.logits(&h2, &mut l)?;
+        b.step_logits(&h, 1, &mut h2, &mut l)
+    })? / 1e3;
+    let second = time_us(|| {
+        b.step(&h, 1, &mut h2)?;
+        b.logits(&h2, &mut l)?;
+        b.step_logits(&h, 1, &mut h2, &mut l)
+    })? / 1e3;
+    Ok(Loaded {
+        b,
+        load_ms,
+        first,
+        second,
+    })
+}
+
+/// Every timed path of one weight type on MLX, its parity with the
+/// reference, its agreement with f32 (whose top-8s it keeps in `f32_tops`),
+/// and with --variants the f32 variants.
+fn bench_compute(
+    a: &Args,
+    w: &OwnedWeights,
+    tokens: &[u32],
+    n: usize,
+    compute: MlxCompute,
+    f32_tops: &mut Vec<[u32; 8]>,
+    r: &mut Report,
+) -> Result<()> {
+    let Loaded {
+        mut b,
+        load_ms,
+        first,
+        second,
+    } = load(a, w, compute)?;
+    r.load_rows.push(format!(
+        "| {} | {load_ms:.1} | {first:.1} | {second:.2} |",
+        b.device()
+    ));
+    let dev = b.device();
+    let toks = &tokens[..n];
+    let p = time_paths(&mut b, w, toks)?;
+    let miss = state_uploaded(&mut b, w, toks)?;
+    let worst = parity(&mut b, w, toks)?;
+    r.parity
+        .push(format!("| {} | 50 | {worst:.3e} |", b.device()));
+    let (resident, resident_nocopy) = resident(&mut b, w, toks)?;
+    let c = compute.as_str();
+    let mut entry = serde_json::Map::new();
+    for (name, s) in [
+        ("step", &p.step),
+        ("logits", &p.logits),
+        ("step_logits", &p.fused),
+        ("decision", &p.decision),
+        ("trait_step_then_logits", &p.trait_pair),
+        ("step_logits_state_uploaded", &miss),
+        ("decision_device_topk", &p.device_topk),
+        ("resident_step_logits", &resident),
+        ("resident_step_logits_no_copy", &resident_nocopy),
+    ] {
+        entry.insert(name.into(), s.json());
+    }
+    entry.insert("device".into(), dev.clone().into());
+    entry.insert("load_ms".into(), load_ms.into());
+    entry.insert("first_calls_ms".into(), first.into());
+    r.json.insert(c.into(), entry.into());
+    for (label, stats) in [
+        ("step (h in/out)", p.step),
+        ("logits", p.logits),
+        ("step+logits fused", p.fused),
+        ("trait step, then trait logits", p.trait_pair),
+        ("step+logits fused, state uploaded", miss),
+        ("decision: fused + host top-8", p.decision),
+        ("decision: step+top-8, device stage 1", p.device_topk),
+        ("resident step+logits", resident),
+        ("resident step+logits, nothing copied back", resident_nocopy),
+    ] {
+        r.rows.push(Row {
+            label: format!("{c} {label}"),
+            stats,
+        });
     }
 
-    if a.reference {
-        // The FORMAT.md reference in plain Rust (naive loops, f64 sums): a
-        // floor for what any CPU code should beat, not the cpu backend.
+    if compute == MlxCompute::F32 {
+        *f32_tops = p.tops;
+    } else if !f32_tops.is_empty() {
+        let (r1, r3) = agreement(&p.tops, f32_tops, n);
+        r.agreement.push(format!(
+            "| {c} | {n} | {:.2}% | {:.2}% |",
+            r1 * 100.0,
+            r3 * 100.0
+        ));
+        r.json.insert(
+            format!("{c}_agreement"),
+            serde_json::json!({"top1": r1, "top3_set": r3, "n": n}),
+        );
+    }
+
+    if a.variants && compute == MlxCompute::F32 {
+        variants(a, w, toks, r)?;
+    }
+    Ok(())
+}
+
+/// One path's latencies over `toks`, as a sequential chain of states as the
+/// engine would run it (each call starts from the state the previous one
+/// returned).
+fn chain(b: &mut MlxBackend, hidden: usize, toks: &[u32], f: &mut StepFn<'_>) -> Result<Stats> {
+    let (mut h, mut h2) = (vec![0f32; hidden], vec![0f32; hidden]);
+    let mut s = Stats::default();
+    for &t in toks {
+        s.0.record_us(time_us(|| f(b, &h, t, &mut h2))?);
+        std::mem::swap(&mut h, &mut h2);
+    }
+    Ok(s)
+}
+
+/// The latencies of the backend's calls, each path its own chain, and the
+/// host-side top-8 of each step (the device top-k is checked against them).
+struct Paths {
+    step: Stats,
+    logits: Stats,
+    fused: Stats,
+    trait_pair: Stats,
+    decision: Stats,
+    device_topk: Stats,
+    tops: Vec<[u32; 8]>,
+}
+
+fn time_paths(b: &mut MlxBackend, w: &OwnedWeights, toks: &[u32]) -> Result<Paths> {
+    let hidden = w.hidden;
+    let step = chain(b, hidden, toks, &mut |b, h, t, h2| b.step(h, t, h2))?;
+    let mut l2 = vec![0f32; w.vocab];
+    let logits = chain(b, hidden, toks, &mut |b, h, t, h2| {
+        h2.copy_from_slice(h); // same state each call: logits alone
+        let _ = t;
+        b.logits(h, &mut l2)
+    })?;
+    let fused = chain(b, hidden, toks, &mut |b, h, t, h2| {
+        b.step_logits(h, t, h2, &mut l2)
+    })?;
+    let trait_pair = chain(b, hidden, toks, &mut |b, h, t, h2| {
+        b.step(h, t, h2)?;
+        b.logits(h2, &mut l2)
+    })?;
+    let mut tops = Vec::with_capacity(toks.len());
+    let decision = chain(b, hidden, toks, &mut |b, h, t, h2| {
+        b.step_logits(h, t, h2, &mut l2)?;
+        tops.push(top8(&l2));
+        Ok(())
+    })?;
+    let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+    let mut i = 0;
+    let device_topk = chain(b, hidden, toks, &mut |b, h, t, h2| {
+        b.step_topk(h, t, h2, &mut ids, &mut vals)?;
+        if ids != tops[i] {
+            bail!("device top-k {ids:?} differs from host top-8 {:?}", tops[i]);
+        }
+        i += 1;
+        Ok(())
+    })?;
+    Ok(Paths {
+        step,
+        logits,
+        fused,
+        trait_pair,
+        decision,
+        device_topk,
+        tops,
+    })
+}
+
+/// Two interleaved chains: every call's state differs from the last one
+/// handed back, so it is uploaded (a state-cache hit in the engine).
+fn state_uploaded(b: &mut MlxBackend, w: &OwnedWeights, toks: &[u32]) -> Result<Stats> {
+    let (mut h, mut h2, mut l) = (
+        vec![0f32; w.hidden],
+        vec![0f32; w.hidden],
+        vec![0f32; w.vocab],
+    );
+    let mut miss = Stats::default();
+    let mut other = vec![0.5f32; w.hidden];
+    for &t in toks {
+        miss.0
+            .record_us(time_us(|| b.step_logits(&h, t, &mut h2, &mut l))?);
+        std::mem::swap(&mut h, &mut h2);
+        std::mem::swap(&mut h, &mut other);
+    }
+    Ok(miss)
+}
+
+/// Parity on this device: the largest |delta logit| of the trait path
+/// against the FORMAT.md reference over the first 50 steps.
+fn parity(b: &mut MlxBackend, w: &OwnedWeights, toks: &[u32]) -> Result<f32> {
+    let (mut rh, mut rh2, mut rl) = (
+        vec![0f32; w.hidden],
+        vec![0f32; w.hidden],
+        vec![0f32; w.vocab],
+    );
+    let (mut bh, mut bh2, mut l) = (
+        vec![0f32; w.hidden],
+        vec![0f32; w.hidden],
+        vec![0f32; w.vocab],
+    );
+    let mut worst = 0f32;
+    for &t in toks.iter().take(50) {
+        reference::step(w, &rh, t, &mut rh2);
+        reference::logits(w, &rh2, &mut rl);
+        b.step(&bh, t, &mut bh2)?;
+        b.logits(&bh2, &mut l)?;
+        worst = l
+            .iter()
+            .zip(&rl)
+            .map(|(x, y)| (x - y).abs())
+            .fold(worst, f32::max);
+        std::mem::swap(&mut rh, &mut rh2);
+        std::mem::swap(&mut bh, &mut bh2);
+    }
+    Ok(worst)
+}
+
+/// The state kept on the device: (logits copied back, nothing copied back).
+fn resident(b: &mut MlxBackend, w: &OwnedWeights, toks: &[u32]) -> Result<(Stats, Stats)> {
+    let mut l = vec![0f32; w.vocab];
+    let mut resident = Stats::default();
+    b.reset()?;
+    let mut resident_nocopy = Stats::default();
+    for &t in toks {
+        resident_nocopy
+            .0
+            .record_us(time_us(|| b.step_resident(t, None))?);
+    }
+    b.reset()?;
+    for &t in toks {
+        resident
+            .0
+            .record_us(time_us(|| b.step_resident(t, Some(&mut l)))?);
+    }
+    Ok((resident, resident_nocopy))
+}
+
+/// The share of steps whose top-1 equals f32's, and whose top-3 is the same set.
+fn agreement(tops: &[[u32; 8]], f32_tops: &[[u32; 8]], n: usize) -> (f64, f64) {
+    let top1 = tops
+        .iter()
+        .zip(f32_tops)
+        .filter(|(x, y)| x[0] == y[0])
+        .count();
+    let top3 = tops
+        .iter()
+        .zip(f32_tops)
+        .filter(|(x, y)| {
+            let (mut p, mut q) = (x[..3].to_vec(), y[..3].to_vec());
+            p.sort();
+            q.sort();
+            p == q
+        })
+        .count();
+    (top1 as f64 / n as f64, top3 as f64 / n as f64)
+}
+
+/// The f32 fused step and decision under other backend options.
+fn variants(a: &Args, w: &OwnedWeights, toks: &[u32], r: &mut Report) -> Result<()> {
+    let (mut h, mut h2, mut l) = (
+        vec![0f32; w.hidden],
+        vec![0f32; w.hidden],
+        vec![0f32; w.vocab],
+    );
+    for (label, opts) in [
+        (
+            "f32 step+logits, blocking wait",
+            MlxOptions {
+                poll: Some(false),
+                ..MlxOptions::default()
+            },
+        ),
+        (
+            "f32 step+logits, polling",
+            MlxOptions {
+                poll: Some(true),
+                ..MlxOptions::default()
+            },
+        ),
+        (
+            "f32 step+logits, not compiled",
+            MlxOptions {
+                compile: false,
+                ..MlxOptions::default()
+            },
+        ),
+        (
+            "f32 step+logits, results read by MLX's array::data()",
+            MlxOptions {
+                mlx_copy: true,
+                ..MlxOptions::default()
+            },
+        ),
+    ] {
+        let opts = MlxOptions {
+            device: a.device,
+            ..opts
+        };
+        let mut v = MlxBackend::from_f32(&w.view(), &opts)?;
+        let (mut s, mut k) = (Stats::default(), Stats::default());
+        h.fill(0.0);
+        for &t in toks {
+            s.0.record_us(time_us(|| v.step_logits(&h, t, &mut h2, &mut l))?);
+            std::mem::swap(&mut h, &mut h2);
+        }
+        h.fill(0.0);
+        let (mut ids, mut vals) = ([0u32; 8], [0f32; 8]);
+        for &t in toks {
+            k.0.record_us(time_us(|| {
+                v.step_topk(&h, t, &mut h2, &mut ids, &mut vals)
+            })?);
+            std::mem::swap(&mut h, &mut h2);
+        }
+        r.json.insert(label.into(), s.json());
+        r.json.insert(format!("{label} (top-8 decision)"), k.json());
+        r.rows.push(Row {
+            label: label.into(),
+            stats: s,
+        });
+        r.rows.push(Row {
+            label: format!("{label}, decision step+top-8"),
+            stats: k,
+        });
+    }
+    Ok(())
+}
+
+/// The engine's pure-Rust cpu backend on the same file and tokens (f32 view,
+/// and the file's own dtype).
+fn cpu_backend(a: &Args, w: &OwnedWeights, tokens: &[u32], n: usize, r: &mut Report) -> Result<()> {
+    let path = a.model.as_ref().context("--cpu-backend needs --model")?;
+    let vocab = Vocab::load(&vocab_path_for(path))?;
+    let file_dtype = Weights::open(path, Some(&vocab))?.config.dtype;
+    let mut kinds = vec![WeightType::F32];
+    if file_dtype != WeightType::F32 {
+        kinds.push(file_dtype);
+    }
+    for dtype in kinds {
+        let mut cpu = CpuBackend::new(Weights::open(path, Some(&vocab))?, Some(dtype));
         let (mut h, mut h2, mut l) = (
             vec![0f32; w.hidden],
             vec![0f32; w.hidden],
             vec![0f32; w.vocab],
         );
-        let mut s = Stats::default();
-        for &t in tokens[..n].iter().take(500) {
-            s.0.record_us(time_us(|| {
-                reference::step(&w, &h, t, &mut h2);
-                reference::logits(&w, &h2, &mut l);
+        let (mut step, mut fused, mut decision) =
+            (Stats::default(), Stats::default(), Stats::default());
+        for &t in &tokens[..n] {
+            step.0.record_us(time_us(|| cpu.step(&h, t, &mut h2))?);
+            fused.0.record_us(time_us(|| {
+                cpu.step(&h, t, &mut h2)?;
+                cpu.logits(&h2, &mut l)
+            })?);
+            decision.0.record_us(time_us(|| {
+                cpu.step(&h, t, &mut h2)?;
+                cpu.logits(&h2, &mut l)?;
+                std::hint::black_box(top8(&l));
                 Ok(())
             })?);
             std::mem::swap(&mut h, &mut h2);
         }
-        json.insert("rust_reference_step_logits".into(), s.json());
-        rows.push(Row {
-            label: "rust reference (naive, f64 sums) step+logits".into(),
-            stats: s,
+        let d = cpu.device();
+        r.json.insert(format!("{d} step"), step.json());
+        r.json.insert(format!("{d} step+logits"), fused.json());
+        r.json.insert(format!("{d} decision"), decision.json());
+        r.rows.push(Row {
+            label: format!("rust {d}: step"),
+            stats: step,
+        });
+        r.rows.push(Row {
+            label: format!("rust {d}: step+logits"),
+            stats: fused,
+        });
+        r.rows.push(Row {
+            label: format!("rust {d}: decision (step+logits+top-8)"),
+            stats: decision,
         });
     }
+    Ok(())
+}
 
+/// The FORMAT.md reference in plain Rust (naive loops, f64 sums): a floor
+/// for what any CPU code should beat, not the cpu backend.
+fn reference_floor(w: &OwnedWeights, toks: &[u32], r: &mut Report) -> Result<()> {
+    let (mut h, mut h2, mut l) = (
+        vec![0f32; w.hidden],
+        vec![0f32; w.hidden],
+        vec![0f32; w.vocab],
+    );
+    let mut s = Stats::default();
+    for &t in toks.iter().take(500) {
+        s.0.record_us(time_us(|| {
+            reference::step(w, &h, t, &mut h2);
+            reference::logits(w, &h2, &mut l);
+            Ok(())
+        })?);
+        std::mem::swap(&mut h, &mut h2);
+    }
+    r.json.insert("rust_reference_step_logits".into(), s.json());
+    r.rows.push(Row {
+        label: "rust reference (naive, f64 sums) step+logits".into(),
+        stats: s,
+    });
+    Ok(())
+}
+
+fn print_tables(r: &Report, n: usize, token_src: &str) {
     println!("\nload and first calls (step, logits, step+logits):\n");
     println!("| device | load ms | first calls ms | next calls ms |");
     println!("| --- | ---: | ---: | ---: |");
-    for r in &load_rows {
-        println!("{r}");
+    for row in &r.load_rows {
+        println!("{row}");
     }
     println!("\nlatency per call ({n} calls each; {token_src}):\n");
-    print_rows(&rows);
+    print_rows(&r.rows);
     println!("\nmax |delta logit| against the FORMAT.md reference (f64 sums):\n");
     println!("| device | steps | max abs delta |");
     println!("| --- | ---: | ---: |");
-    for r in &parity {
-        println!("{r}");
+    for row in &r.parity {
+        println!("{row}");
     }
-    if !agreement.is_empty() {
+    if !r.agreement.is_empty() {
         println!("\nagreement with mlx f32 (top-1 equal; top-3 same set):\n");
         println!("| weights | steps | top-1 | top-3 |");
         println!("| --- | ---: | ---: | ---: |");
-        for r in &agreement {
-            println!("{r}");
+        for row in &r.agreement {
+            println!("{row}");
         }
     }
-    write_json(&a, json)
 }
 
 fn write_json(a: &Args, json: serde_json::Map<String, serde_json::Value>) -> Result<()> {
