@@ -14,9 +14,18 @@ use std::path::Path;
 /// For each word (by a 64-bit hash of its text: two of the file's words
 /// sharing one would swap shares, which a file of 100k words never does),
 /// its shares in 1/255: prose against code, comments and strings against
-/// code.
+/// code; and how frequent it is.
 pub struct KindShares {
-    shares: HashMap<u64, [u8; 2], BuildHasherDefault<Identity>>,
+    words: HashMap<u64, Row, BuildHasherDefault<Identity>>,
+}
+
+/// What the table keeps of a word.
+struct Row {
+    /// Shares in 1/255: prose against code, comments and strings against code.
+    shares: [u8; 2],
+    /// Occurrences per word token of the training split: in prose, and in
+    /// all of it.
+    freq: [f32; 2],
 }
 
 /// The words' hashes are already well mixed.
@@ -80,8 +89,9 @@ impl KindShares {
         let Some([prose, note, code]) = totals else {
             bail!("line 1 must be <unk> and three positive counts, tab-separated");
         };
-        let mut shares =
+        let mut words =
             HashMap::with_capacity_and_hasher(text.len() / 20, BuildHasherDefault::default());
+        let all = (prose + note + code) as f64;
         for (i, line) in lines.enumerate() {
             let row = line.split_once('\t').and_then(|(w, rest)| {
                 let ok = !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
@@ -94,20 +104,33 @@ impl KindShares {
                     i + 2
                 );
             };
-            let s = [share(p, prose, c, code), share(n, note, c, code)];
-            if shares.insert(hash(word), s).is_some() {
+            let row = Row {
+                shares: [share(p, prose, c, code), share(n, note, c, code)],
+                freq: [
+                    (p as f64 / prose as f64) as f32,
+                    ((p + n + c) as f64 / all) as f32,
+                ],
+            };
+            if words.insert(hash(word), row).is_some() {
                 bail!("the word {word:?} is listed twice");
             }
         }
-        Ok(KindShares { shares })
+        Ok(KindShares { words })
     }
 
     pub fn len(&self) -> usize {
-        self.shares.len()
+        self.words.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.shares.is_empty()
+        self.words.is_empty()
+    }
+
+    /// How often the training split has `word` (as written) per word token:
+    /// in prose for prose, else in all of it. None for a word it lacks.
+    pub fn frequency(&self, kind: TextKind, word: &str) -> Option<f32> {
+        let column = usize::from(kind != TextKind::Prose);
+        self.words.get(&hash(word)).map(|r| r.freq[column])
     }
 
     /// The share of `word` in text of `kind` against code, in [0, 1]: how
@@ -117,13 +140,13 @@ impl KindShares {
     /// up in small letters; a word it lacks has none.
     pub fn share(&self, kind: TextKind, word: &str) -> Option<f32> {
         let column = usize::from(kind != TextKind::Prose);
-        let s = self.shares.get(&hash(word)).or_else(|| {
+        let r = self.words.get(&hash(word)).or_else(|| {
             let lower = word.to_lowercase();
             (lower != word)
-                .then(|| self.shares.get(&hash(&lower)))
+                .then(|| self.words.get(&hash(&lower)))
                 .flatten()
         })?;
-        Some(s[column] as f32 / 255.0)
+        Some(r.shares[column] as f32 / 255.0)
     }
 
     /// What a candidate `word` keeps of its worth in text of `kind`: in

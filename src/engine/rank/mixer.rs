@@ -1,5 +1,6 @@
 //! The mixer: one score per word from the sources' pool, by linear
-//! interpolation of the model, the cache model and the bigram caches with
+//! interpolation of the model (its words the user favours boosted,
+//! `Query::user_boost`), the cache model and the bigram caches with
 //! the tuning table's weights, normalised by the mass the prefix allows;
 //! spellings that read the same after case adaptation merge; the best `k`
 //! by expected keystrokes saved.
@@ -59,8 +60,11 @@ pub fn mix(q: &Query, pool: &Pool, k: usize) -> Ranked {
         + w.cache * m.cache
         + w.bigram[0] * m.bigram[0]
         + w.bigram[1] * m.bigram[1];
+    let (mut merged, boosted) = merge_by_case(q, pool, &w);
+    // The boost's extra probability, of the pool's words only (a boosted
+    // word outside the pool is not in the normaliser).
+    let mass_known = mass_known + w.model * boosted;
     let mass = mass_known + w.model * m.word_list;
-    let mut merged = merge_by_case(q, pool, &w);
     let norm = if mass > 0.0 { 1.0 / mass } else { 0.0 };
     for c in merged.iter_mut() {
         c.score = (c.score * norm).clamp(0.0, 1.0);
@@ -100,12 +104,21 @@ pub fn mix(q: &Query, pool: &Pool, k: usize) -> Ranked {
 }
 
 /// Each word's interpolated (unnormalised) score, spellings that read the
-/// same after case adaptation summed ("the" and "The" after "Th").
-fn merge_by_case<'a>(q: &Query, pool: &'a Pool, w: &Weights) -> Vec<Merged<'a>> {
+/// same after case adaptation summed ("the" and "The" after "Th"), and the
+/// model probability the user boost added.
+fn merge_by_case<'a>(q: &Query, pool: &'a Pool, w: &Weights) -> (Vec<Merged<'a>>, f32) {
     let mut merged: Vec<Merged> = Vec::with_capacity(pool.scored.len());
+    let mut boosted = 0.0;
     for s in &pool.scored {
         let agree = case_agreement(q.prefix, s.word);
-        let from_model = w.model * s.p_model * agree;
+        let p_model = if s.from_vocab {
+            let p = s.p_model * q.user_boost(s.word);
+            boosted += p - s.p_model;
+            p
+        } else {
+            s.p_model
+        };
+        let from_model = w.model * p_model * agree;
         let from_cache = (w.cache * s.p_cache + pool.p_bigram(s.word)) * agree;
         let score = from_model + from_cache;
         let rest = adapted_rest(q.prefix, s.word);
@@ -131,5 +144,5 @@ fn merge_by_case<'a>(q: &Query, pool: &'a Pool, w: &Weights) -> Vec<Merged<'a>> 
             }),
         }
     }
-    merged
+    (merged, boosted)
 }

@@ -28,7 +28,7 @@ impl Engine {
     /// Ranks words completing `prefix`: the best `k` and the total
     /// (interpolated) probability of everything the prefix allows.
     pub(crate) fn rank(&self, entry: &BufferEntry, prefix: &str, k: usize) -> Ranked {
-        let q = Query::new(
+        let mut q = Query::new(
             prefix,
             k,
             entry.current_dist(),
@@ -37,6 +37,8 @@ impl Engine {
             &self.user_words,
             &self.opts.tuning,
         );
+        q.kinds = self.kinds.as_ref();
+        q.kind = entry.kind;
         let mut pool = Pool::default();
         // The cache model's words compete for the pool first; the other
         // sources add theirs to the best of them.
@@ -141,6 +143,52 @@ mod tests {
                     .all(|c| c.insert == c.insert.to_uppercase()));
             }
         }
+    }
+
+    /// The score of `word` completing "The m" after the user wrote
+    /// `history` (the default model, `tune` applied).
+    fn score_after_history(tune: &str, kind: crate::engine::kind::TextKind, word: &str) -> f32 {
+        let mut opts = EngineOptions {
+            backend: crate::model::BackendChoice::Cpu,
+            ..EngineOptions::default()
+        };
+        opts.tuning.set(tune).unwrap();
+        let mut e = Engine::new(opts);
+        e.learn(
+            "Release notes: the maintainers merged the series, fixed the \
+             build on older systems and documented the new options. Many \
+             thanks to everybody who tested the release candidates.",
+        );
+        let before = "We looked again. The m";
+        let req = Request {
+            buffer: 1,
+            before,
+            filetype: "",
+            kind,
+            k: 20,
+            seen_last: false,
+        };
+        e.predict(&req);
+        let entry = e.buffers.get(&1).unwrap();
+        let r = e.rank(entry, "m", 20);
+        r.candidates
+            .iter()
+            .find(|c| c.word == word)
+            .map_or(0.0, |c| c.score)
+    }
+
+    #[test]
+    fn words_the_user_favours_are_boosted_outside_code() {
+        use crate::engine::kind::TextKind;
+        let off = score_after_history("user_boost=0", TextKind::Prose, "maintainers");
+        let on = score_after_history("user_boost=0.3", TextKind::Prose, "maintainers");
+        let unknown = score_after_history("user_boost=0.3", TextKind::Unknown, "maintainers");
+        let code = score_after_history("user_boost=0.3", TextKind::Code, "maintainers");
+        let code_off = score_after_history("user_boost=0", TextKind::Code, "maintainers");
+        assert!(off > 0.0, "{off}");
+        assert!(on > 1.05 * off, "boosted {on} against {off}");
+        assert!(unknown > 1.05 * off, "kind not told: {unknown} against {off}");
+        assert_eq!(code, code_off, "no boost in code");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! interface a source implements (`CandidateSource`).
 
 use super::super::dist::Dist;
+use super::super::kind::TextKind;
+use super::super::kind_shares::KindShares;
 use super::super::options::Tuning;
 use super::super::word_cache::WordCache;
 use crate::text::hash::FastSet;
@@ -45,6 +47,10 @@ pub struct Query<'a> {
     /// The model's probability of `<unk>` (0 without a model).
     pub p_unk: f32,
     zipf_norm: f32,
+    /// The training split's word frequencies (`user_boost`) and the kind
+    /// of text at the cursor.
+    pub kinds: Option<&'a KindShares>,
+    pub kind: TextKind,
 }
 
 impl<'a> Query<'a> {
@@ -83,6 +89,8 @@ impl<'a> Query<'a> {
             user_weight,
             p_unk: dist.map_or(0.0, |d| d.probs[UNK as usize]),
             zipf_norm: vocab.map_or(1.0, |v| v.zipf_norm()),
+            kinds: None,
+            kind: TextKind::Unknown,
         }
     }
 
@@ -96,6 +104,27 @@ impl<'a> Query<'a> {
                 .map_or(0.0, |r| self.zipf_norm / (r as f32 + 1.0)),
             _ => 0.0,
         }
+    }
+
+    /// The factor on the model's probability of a vocabulary word the
+    /// user writes more often than the training split does: that ratio
+    /// (at most `user_boost_max`) to the power `user_boost`; 1 without
+    /// history, in code, and for words the user writes no more often.
+    pub fn user_boost(&self, word: &str) -> f32 {
+        let beta = self.tuning.user_boost;
+        if beta <= 0.0 || self.kind == TextKind::Code || self.user_words.is_empty() {
+            return 1.0;
+        }
+        let p_user = self.user_words.prob(word);
+        let Some(freq) = self.kinds.and_then(|k| k.frequency(self.kind, word)) else {
+            return 1.0;
+        };
+        if p_user <= freq {
+            return 1.0;
+        }
+        (p_user / freq.max(1e-9))
+            .min(self.tuning.user_boost_max)
+            .powf(beta)
     }
 
     /// The neural cache's probability of an out-of-vocabulary word.
