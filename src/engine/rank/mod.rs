@@ -187,7 +187,10 @@ mod tests {
         let code_off = score_after_history("user_boost=0", TextKind::Code, "maintainers");
         assert!(off > 0.0, "{off}");
         assert!(on > 1.05 * off, "boosted {on} against {off}");
-        assert!(unknown > 1.05 * off, "kind not told: {unknown} against {off}");
+        assert!(
+            unknown > 1.05 * off,
+            "kind not told: {unknown} against {off}"
+        );
         assert_eq!(code, code_off, "no boost in code");
     }
 
