@@ -156,6 +156,7 @@ fn predict(a: &PredictArgs) -> i32 {
         kind: Default::default(),
         k: a.k,
         seen_last: false,
+        learn: false,
     });
     let us = t0.elapsed().as_secs_f64() * 1e6;
     println!(

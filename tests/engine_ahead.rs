@@ -55,6 +55,7 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> Vec<(String, u32)> {
         kind: Default::default(),
         k: 3,
         seen_last: false,
+        learn: false,
     })
     .candidates
     .into_iter()

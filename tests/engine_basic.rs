@@ -198,6 +198,7 @@ fn odd_input_never_panics() {
     let p = e.predict(&Request {
         k: 0,
         seen_last: false,
+        learn: false,
         ..req(9, "xx xxy xx")
     });
     assert!(p.candidates.len() <= 1);

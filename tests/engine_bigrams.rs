@@ -17,6 +17,7 @@ fn top(e: &mut Engine, before: &str) -> String {
         kind: Default::default(),
         k: 3,
         seen_last: false,
+        learn: false,
     });
     p.candidates
         .first()

@@ -23,6 +23,7 @@ fn menu(e: &mut Engine, buffer: u64, before: &str, kind: TextKind) -> Vec<String
         kind,
         k: 5,
         seen_last: false,
+        learn: false,
     });
     p.candidates.into_iter().map(|c| c.word).collect()
 }

@@ -291,6 +291,7 @@ fn engine_uses_the_model_or_falls_back_with_one_clear_error() {
         kind: Default::default(),
         k: 3,
         seen_last: false,
+        learn: false,
     };
     let p = e.predict(&req);
     assert_eq!(p.prefix, "the");

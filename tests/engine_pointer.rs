@@ -17,6 +17,7 @@ fn candidates(e: &mut Engine, before: &str) -> Vec<(String, f32)> {
         kind: Default::default(),
         k: 3,
         seen_last: false,
+        learn: false,
     });
     p.candidates
         .into_iter()

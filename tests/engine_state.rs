@@ -62,6 +62,7 @@ fn ask(e: &mut Engine, buffer: u64, before: &str) -> (Vec<(String, u32)>, usize,
         kind: Default::default(),
         k: 5,
         seen_last: false,
+        learn: false,
     });
     let c = e.last_cost();
     // Scores to 1e-4: identical states give identical numbers.

@@ -22,6 +22,7 @@ fn req(before: &str) -> Request<'_> {
         kind: Default::default(),
         k: 3,
         seen_last: false,
+        learn: false,
     }
 }
 

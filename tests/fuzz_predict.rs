@@ -125,6 +125,7 @@ fn answer(
         kind: kind(kd),
         k,
         seen_last: seen,
+        learn: seen,
     };
     let p = engine.predict(&req);
     // k = 0 still gets the top candidate (the ghost text's).

@@ -74,6 +74,7 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
                     kind: Default::default(),
                     k: 3,
                     seen_last: false,
+                    learn: false,
                 };
                 e.predict(&r)
                     .candidates

@@ -331,6 +331,7 @@ impl Tally {
             kind: Default::default(),
             k,
             seen_last: self.reader.seen_last(buffer),
+            learn: true,
         });
         self.reader.showed(buffer, &pred.ghost);
         self.lat.record_ns(t0.elapsed().as_nanos() as u64);

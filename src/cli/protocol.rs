@@ -268,6 +268,7 @@ fn answer(
         kind: TextKind::parse(&req.syntax),
         k: req.k.unwrap_or(3),
         seen_last: reader.seen_last(req.doc),
+        learn: true,
     });
     reader.showed(req.doc, &p.ghost);
     let a = Answer {

@@ -11,6 +11,7 @@ use super::kind_shares::KindShares;
 use super::load;
 use super::next_keys::{is_one_word, word_ending_here};
 use super::options::{EngineInfo, EngineOptions};
+use super::rejected::{RejectionEvent, Rejections};
 use super::separator;
 use super::word_cache::{InVocab, WordCache, MAX_USER_WORDS};
 use super::word_list::WordList;
@@ -43,6 +44,10 @@ pub struct Engine {
     pub(crate) user_words: WordCache,
     /// (previous word → word) pairs of the text the user accepted anywhere.
     pub(crate) user_bigrams: BigramCache,
+    /// Words the user typed past after a context (`rejected`).
+    pub(crate) rejections: Rejections,
+    /// What was rejected since the host last took it (`keep_rejections`).
+    pub(crate) rejection_log: Option<Vec<RejectionEvent>>,
     clock: u64,
     info: EngineInfo,
     errors: u64,
@@ -85,6 +90,8 @@ impl Engine {
             buffers: FastMap::default(),
             user_words: WordCache::with_limit(MAX_USER_WORDS),
             user_bigrams: BigramCache::with_limit(MAX_USER_KEYS),
+            rejections: Rejections::default(),
+            rejection_log: None,
             clock: 0,
             info,
             errors: 0,
@@ -112,6 +119,7 @@ impl Engine {
             kind: Default::default(),
             k: 3,
             seen_last: false,
+            learn: false,
         };
         self.predict(&req);
         self.forget(scratch);
@@ -196,8 +204,10 @@ impl Engine {
         entry.kind = req.kind;
         // The context's tokens and model state, and the model's distribution there.
         let neural = self.update_context(entry, context);
-        // The top candidates of this word the user saw and typed past.
+        // The top candidates of this word the user saw and typed past (and
+        // of the word just ended, rejected if it ended otherwise).
         let passed = self.words_typed_past(entry, prefix, req.seen_last);
+        let tops = self.tops_typed_past(entry, context, prefix, req.seen_last, req.learn);
         // Candidate sources → mixer (with case) → give-way.
         let (mut ranked, likeliest) = self.rank_giving_way(entry, prefix, k, &passed);
         // Spelling corrections when no known word fits.
@@ -214,7 +224,7 @@ impl Engine {
             separator::add(&mut pred, separator::before_word(context, req.kind));
         }
         // For the next keystroke: what may give way, what to think ahead over.
-        entry.typed_past = Some(TypedPast::after(entry.ctx.version, &pred, passed));
+        entry.typed_past = Some(TypedPast::after(entry, &pred, passed, tops));
         entry.best = self.word_to_think_over(entry, prefix, likeliest.as_ref(), &pred, neural);
         pred
     }
@@ -408,6 +418,7 @@ mod tests {
             kind: Default::default(),
             k: 3,
             seen_last: false,
+            learn: false,
         };
         e.predict(&req)
             .candidates

@@ -3,10 +3,12 @@
 //! does not want it), so the next best takes its place for the rest of that
 //! word (`GiveWay`).
 
+use super::bigrams::Key;
 use super::buffer::BufferEntry;
 use super::options::GiveWay;
 use super::rank::by_kind::{prefer_words, reranks, WORDY_EXTRA};
 use super::rank::Ranked;
+use super::rejected::demote;
 use super::{Candidate, Engine, Prediction};
 
 /// The top candidates answered while one word was typed.
@@ -19,13 +21,25 @@ pub(crate) struct TypedPast {
     pub top: Option<String>,
     /// Earlier top candidates of this word the user typed past.
     pub words: Vec<String>,
+    /// The previous word's key of the word's context (`bigrams::keys_before`).
+    pub key: Option<Key>,
+    /// Every top candidate of this word the user saw and typed past, those
+    /// the typed prefix contradicts too (rejected if the word ends otherwise).
+    pub tops: Vec<String>,
 }
 
 impl TypedPast {
     /// What an answer leaves for the next keystroke of the same word.
-    pub fn after(version: u64, pred: &Prediction, passed: Vec<String>) -> TypedPast {
+    pub fn after(
+        entry: &BufferEntry,
+        pred: &Prediction,
+        passed: Vec<String>,
+        tops: Vec<String>,
+    ) -> TypedPast {
         TypedPast {
-            version,
+            version: entry.ctx.version,
+            key: entry.ctx.keys[0],
+            tops,
             prefix: pred.prefix.clone(),
             top: pred
                 .candidates
@@ -81,14 +95,18 @@ impl Engine {
         // so that others can move up.
         let t = &self.opts.tuning;
         let rerank = reranks(entry.kind, t, self.kinds.as_ref());
+        // Words the user rejected in this context move down.
+        let rejected = self.rejected_here(entry);
+        let more = passed.len() + rejected.len();
         let mut ranked = self.rank(
             entry,
             prefix,
-            k + passed.len() + if rerank { WORDY_EXTRA } else { 0 },
+            k + more + if rerank { WORDY_EXTRA } else { 0 },
         );
         if rerank {
-            ranked = prefer_words(ranked, entry.kind, t, self.kinds.as_ref(), k + passed.len());
+            ranked = prefer_words(ranked, entry.kind, t, self.kinds.as_ref(), k + more);
         }
+        ranked = demote(ranked, &rejected, k + passed.len());
         let likeliest = (!passed.is_empty())
             .then(|| ranked.candidates.first().cloned())
             .flatten();

@@ -41,6 +41,8 @@ pub struct EngineMemory {
     pub user_words: CacheMemory,
     /// The user's (previous words → word) keys.
     pub user_pairs: CacheMemory,
+    /// The contexts of the user's rejections.
+    pub user_rejections: CacheMemory,
 }
 
 impl EngineMemory {
@@ -53,6 +55,7 @@ impl EngineMemory {
             self.buffer_pairs,
             self.user_words,
             self.user_pairs,
+            self.user_rejections,
         ]
         .iter()
         .map(|c| c.bytes)
@@ -68,6 +71,7 @@ impl Engine {
             buffers: self.buffers.len(),
             user_words: self.user_words.memory(),
             user_pairs: self.user_bigrams.memory(),
+            user_rejections: self.rejections.memory(),
             ..EngineMemory::default()
         };
         for b in self.buffers.values() {

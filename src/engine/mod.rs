@@ -43,13 +43,14 @@ mod next_keys;
 mod options;
 pub mod personal;
 mod rank;
+pub mod rejected;
 pub mod separator;
 pub mod word_cache;
 pub mod word_list;
 
 pub use engine::Engine;
 pub use load_error::LoadError;
-pub use options::{EngineInfo, EngineOptions, GiveWay, Tuning, DEFAULT_THRESHOLD};
+pub use options::{EngineInfo, EngineOptions, GiveWay, Tuning, DEFAULT_THRESHOLD, REJECTED_KEEPS};
 
 /// Where a candidate came from (shown in the completion menu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +98,10 @@ pub struct Request<'a> {
     /// (`Tuning::give_way`). METRICS.md's user reads every answer; in
     /// Neovim the ghost text must have been on screen a while (`ghost.give_way`).
     pub seen_last: bool,
+    /// The buffer may teach the user's history: what the user typed past
+    /// in it is remembered as rejected (`Tuning::rejected`). False for
+    /// buffers kept out of personal learning.
+    pub learn: bool,
 }
 
 /// One proposal.

@@ -4,6 +4,7 @@
 
 use super::bigrams::{keys_before, BigramCache, MAX_USER_KEYS};
 use super::engine::Engine;
+use super::rejected::Rejections;
 use super::word_cache::{WordCache, MAX_USER_WORDS};
 
 /// The user's history from the personal store, built apart from the engine
@@ -12,6 +13,7 @@ use super::word_cache::{WordCache, MAX_USER_WORDS};
 pub struct History {
     words: WordCache,
     pairs: BigramCache,
+    rejections: Rejections,
 }
 
 impl Default for History {
@@ -19,6 +21,7 @@ impl Default for History {
         History {
             words: WordCache::with_limit(MAX_USER_WORDS),
             pairs: BigramCache::with_limit(MAX_USER_KEYS),
+            rejections: Rejections::default(),
         }
     }
 }
@@ -35,6 +38,12 @@ impl History {
         if let Some(Some(k)) = keys_before(ctx).get(order as usize) {
             self.pairs.add_count(*k, word, n);
         }
+    }
+
+    /// `n` rejections of `word` after `ctx`, the text from the previous
+    /// word up to the word (`Engine::learn_rejections`).
+    pub fn add_rejections(&mut self, ctx: &str, word: &str, n: u32) {
+        self.rejections.add(ctx, word, n);
     }
 
     /// Distinct words held.
@@ -67,20 +76,24 @@ impl Engine {
     pub fn adopt_history(&mut self, history: History) {
         self.user_words = history.words;
         self.user_bigrams = history.pairs;
+        self.rejections = history.rejections;
     }
 
     /// Forgets what was learnt of `word` (and the pairs it ends or starts
-    /// after a blank), or everything learnt when `None`.
+    /// after a blank, its rejections and those after it), or everything
+    /// learnt when `None`.
     pub fn forget_learnt(&mut self, word: Option<&str>) {
         match word {
             Some(w) => {
                 self.user_words.remove(w);
                 self.user_bigrams
                     .remove_word(w, keys_before(&format!("{w} "))[0]);
+                self.rejections.forget_word(w);
             }
             None => {
                 self.user_words = WordCache::with_limit(MAX_USER_WORDS);
                 self.user_bigrams = BigramCache::with_limit(MAX_USER_KEYS);
+                self.rejections = Rejections::default();
             }
         }
     }

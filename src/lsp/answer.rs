@@ -38,6 +38,7 @@ pub fn request<'a>(id: u64, text: &'a str, at: usize, language: &'a str) -> Requ
         kind: TextKind::of_language(language),
         k: CANDIDATES,
         seen_last: false,
+        learn: false,
     }
 }
 

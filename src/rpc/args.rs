@@ -42,6 +42,12 @@ pub struct ServeArgs {
     /// The personal store's folder [default: none, what is learnt lives in memory until exit]
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
+    /// Learn the suggestions the user types past: a word shown after a
+    /// previous word and typed past 3 times there, and never written
+    /// there, moves down in later buffers and sessions (kept in the
+    /// personal store)
+    #[arg(long)]
+    pub learn_rejections: bool,
     /// Bound on the personal store's size
     #[arg(long, value_name = "MB", default_value_t = 16.0, value_parser = positive)]
     pub store_max_mb: f64,
@@ -91,6 +97,9 @@ impl ServeArgs {
     /// The ranking constants, `--tune` applied in order.
     pub fn tuning(&self) -> Tuning {
         let mut t = Tuning::default();
+        if self.learn_rejections {
+            t.rejected = crate::engine::REJECTED_KEEPS;
+        }
         for spec in &self.tune {
             // Checked when parsed.
             let _ = t.set(spec);
@@ -122,6 +131,9 @@ mod tests {
         assert_eq!(a.backend, Backend::Auto);
         assert_eq!(a.model, None);
         assert!(!a.no_think_ahead && !a.no_next_keys);
+        assert_eq!(a.tuning().rejected, 1.0);
+        let on = parse(&["--learn-rejections"]).unwrap().tuning();
+        assert_eq!(on.rejected, crate::engine::REJECTED_KEEPS);
         assert_eq!(
             a.max_message_bytes(),
             crate::rpc::framing::DEFAULT_MAX_MESSAGE_BYTES

@@ -201,6 +201,7 @@ impl Decider {
             kind: crate::engine::kind::TextKind::parse(&p.syntax),
             k: CANDIDATES,
             seen_last: p.seen_last,
+            learn: p.learn,
         };
         let prediction = self
             .guarded("predict", || {

@@ -220,6 +220,7 @@ mod tests {
                 filetype: String::new(),
                 seen_last: false,
                 syntax: String::new(),
+                learn: false,
             },
             recv_us: 0,
             echo,

@@ -51,6 +51,7 @@ fn engine_value(e: &EngineMemory) -> Value {
         ("buffer_pairs", cache(e.buffer_pairs)),
         ("user_words", cache(e.user_words)),
         ("user_pairs", cache(e.user_pairs)),
+        ("user_rejections", cache(e.user_rejections)),
     ])
 }
 

@@ -13,7 +13,7 @@ pub const MAX_BEFORE_BYTES: usize = 16 * 1024;
 pub const MAX_AFTER_BYTES: usize = 1024;
 const MAX_FILETYPE_BYTES: usize = 64;
 
-/// `predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen[, syntax]])`.
+/// `predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen[, syntax[, learn]]])`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PredictParams {
     pub buffer: u64,
@@ -31,16 +31,19 @@ pub struct PredictParams {
     /// What the cursor is in, the editor's word for it (`prose`, `comment`,
     /// `string`, `code`; optional, empty when absent).
     pub syntax: String,
+    /// The buffer may teach the user's history (`Request::learn`;
+    /// optional, false when absent).
+    pub learn: bool,
 }
 
 pub const PREDICT_SIGNATURE: &str =
-    "predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen[, syntax]])";
+    "predict(bufnr, changedtick, seq, [row, col], before, after, filetype[, seen[, syntax[, learn]]])";
 
 impl PredictParams {
     pub fn from_args(args: &[Value]) -> Result<PredictParams, String> {
-        if !(7..=9).contains(&args.len()) {
+        if !(7..=10).contains(&args.len()) {
             return Err(format!(
-                "predict: expected 7 to 9 arguments, got {}; {PREDICT_SIGNATURE}",
+                "predict: expected 7 to 10 arguments, got {}; {PREDICT_SIGNATURE}",
                 args.len()
             ));
         }
@@ -54,21 +57,25 @@ impl PredictParams {
             before: keep_tail(text(&args[4], "before")?, MAX_BEFORE_BYTES),
             after: keep_head(text(&args[5], "after")?, MAX_AFTER_BYTES),
             filetype: keep_head(text(&args[6], "filetype")?, MAX_FILETYPE_BYTES),
-            seen_last: match args.get(7) {
-                None | Some(Value::Nil) => false,
-                Some(Value::Boolean(b)) => *b,
-                Some(v) => {
-                    return Err(format!(
-                        "predict: seen: expected a boolean, got {}",
-                        kind(v)
-                    ))
-                }
-            },
+            seen_last: flag(args.get(7), "seen")?,
             syntax: match args.get(8) {
                 None | Some(Value::Nil) => String::new(),
                 Some(v) => keep_head(text(v, "syntax")?, MAX_FILETYPE_BYTES),
             },
+            learn: flag(args.get(9), "learn")?,
         })
+    }
+}
+
+/// An optional boolean argument (false when absent or nil).
+fn flag(v: Option<&Value>, name: &str) -> Result<bool, String> {
+    match v {
+        None | Some(Value::Nil) => Ok(false),
+        Some(Value::Boolean(b)) => Ok(*b),
+        Some(v) => Err(format!(
+            "predict: {name}: expected a boolean, got {}",
+            kind(v)
+        )),
     }
 }
 
@@ -227,13 +234,19 @@ mod tests {
         a.pop();
         assert!(PredictParams::from_args(&a)
             .unwrap_err()
-            .contains("expected 7 to 9"));
+            .contains("expected 7 to 10"));
         let mut a = good();
         a.push(Value::from(true));
         assert!(PredictParams::from_args(&a).unwrap().seen_last);
         assert!(!PredictParams::from_args(&good()).unwrap().seen_last);
         a.push(Value::from("comment"));
         assert_eq!(PredictParams::from_args(&a).unwrap().syntax, "comment");
+        assert!(!PredictParams::from_args(&a).unwrap().learn);
+        a.push(Value::from(true));
+        assert!(PredictParams::from_args(&a).unwrap().learn);
+        a[9] = Value::from("yes");
+        assert!(PredictParams::from_args(&a).unwrap_err().contains("learn"));
+        a.pop();
         a[8] = Value::from(3);
         assert!(PredictParams::from_args(&a).unwrap_err().contains("syntax"));
         a.pop();

@@ -42,5 +42,6 @@ pub fn request(buffer: u64, before: &str, seen_last: bool) -> Request<'_> {
         kind: Default::default(),
         k: 3,
         seen_last,
+        learn: false,
     }
 }

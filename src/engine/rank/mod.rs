@@ -95,6 +95,7 @@ mod tests {
                 kind: Default::default(),
                 k,
                 seen_last: false,
+                learn: false,
             };
             e.predict(&req);
             let entry = e.buffers.get(&1).unwrap();
@@ -167,6 +168,7 @@ mod tests {
             kind,
             k: 20,
             seen_last: false,
+            learn: false,
         };
         e.predict(&req);
         let entry = e.buffers.get(&1).unwrap();
