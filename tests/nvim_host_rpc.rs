@@ -105,7 +105,7 @@ fn bad_input_gets_an_error_or_a_log_line_and_the_host_keeps_working() {
     assert!(h.request("ping", vec![]).is_ok());
     let log = h.stderr.lock().unwrap().clone();
     assert!(
-        log.contains("WARN bad input: predict: expected 7 to 9 arguments, got 1"),
+        log.contains("WARN bad input: predict: expected 7 to 10 arguments, got 1"),
         "{log}"
     );
     assert!(log.contains("unknown notification `frobnicate`"), "{log}");
