@@ -110,3 +110,64 @@ fn a_store_loading_late_keeps_what_was_taught_meanwhile() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// What the user typed past reaches the personal store and is rejected
+/// again in a new engine loading it (a new session); `forget` of the word
+/// takes it out of the store.
+#[test]
+fn rejections_are_kept_in_the_store_until_forgotten() {
+    use laya::learn::learning::{LearnStatus, Learning};
+    use laya::learn::store::{Store, DEFAULT_MAX_BYTES};
+    use std::sync::{Arc, Mutex};
+    let dir = store_dir("rejections");
+    let session = |e: &mut laya::engine::Engine| {
+        let status = Arc::new(Mutex::new(LearnStatus::default()));
+        let mut l = Learning::new(Some(Store::new(&dir, DEFAULT_MAX_BYTES)), status);
+        l.load(e);
+        while l.is_loading() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            l.poll(e);
+        }
+        l
+    };
+    const TUNE: &str = "rejected=0,rejected_min=1";
+    let text = "We looked at the report and then we wrote the ";
+    let mut e = default_engine::engine(TUNE);
+    let mut learning = session(&mut e);
+    // Typing "summary " key by key, reading every answer.
+    let mut first = None;
+    for n in 1..="summary ".len() {
+        let before = format!("{text}{}", &"summary "[..n]);
+        let p = e.predict(&laya::engine::Request {
+            learn: true,
+            ..default_engine::request(1, &before, true)
+        });
+        first = first.or(p.candidates.first().map(|c| c.word.clone()));
+        learning.rejections(&mut e);
+    }
+    let rejected = first.expect("a candidate after \"the s\"");
+    assert_ne!(rejected, "summary");
+    assert_eq!(e.rejections_after("the ", &rejected), 1);
+    learning.finish();
+
+    let mut e = default_engine::engine(TUNE);
+    let mut learning = session(&mut e);
+    assert_eq!(e.rejections_after("the ", &rejected), 1, "{rejected}");
+    // The same text in a new buffer: without the rejection, the same top.
+    let top = |e: &mut laya::engine::Engine, b| {
+        let before = format!("{text}s");
+        e.predict(&default_engine::request(b, &before, false))
+            .candidates
+            .first()
+            .map(|c| c.word.clone())
+    };
+    assert_ne!(top(&mut e, 2).as_deref(), Some(rejected.as_str()));
+    learning.forget(&mut e, Some(&rejected));
+    learning.finish();
+
+    let mut e = default_engine::engine(TUNE);
+    session(&mut e);
+    assert_eq!(e.rejections_after("the ", &rejected), 0);
+    assert_eq!(top(&mut e, 3).as_deref(), Some(rejected.as_str()));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -268,6 +268,14 @@ impl Engine {
         self.rejections.add(ctx, word, n);
     }
 
+    /// Takes back the rejections of `word` after `ctx` (written there
+    /// while the store was loading, `RejectionEvent::Written`).
+    pub fn take_back_rejections(&mut self, ctx: &str, word: &str) {
+        if let Some(k) = keys_before(ctx)[0] {
+            self.rejections.written(k, word);
+        }
+    }
+
     /// Rejections of `word` after the text `before` (0 when there is no
     /// previous word).
     pub fn rejections_after(&self, before: &str, word: &str) -> u32 {

@@ -1,11 +1,16 @@
-//! The personal store's file format, version 1 (little-endian):
+//! The personal store's file format, version 2 (little-endian):
 //!
 //! ```text
 //! magic "LAYA-PERSONAL\n" | version u32 | words u32 | pairs u32
 //! words: len u16, UTF-8 bytes, count u32, last u32
 //! pairs: order u8, context len u16, bytes, word len u16, bytes, count u32, last u32
+//! [rejections u32
+//!  rejections: context len u16, bytes, word len u16, bytes, count u32, last u32]
 //! checksum u64 of everything before it
 //! ```
+//!
+//! The rejections' section is there only when there are rejections; a
+//! file without one (all of version 1) holds none.
 //!
 //! A reader rejects a wrong magic, a bad checksum, truncation or trailing
 //! bytes (`Corrupt`) and a newer version (`FutureVersion`): the store is then
@@ -14,9 +19,11 @@
 use super::{Entry, Learnt};
 
 pub const MAGIC: &[u8; 14] = b"LAYA-PERSONAL\n";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 14 + 4 + 4 + 4;
 pub const TRAILER_LEN: usize = 8;
+/// The rejections' count after the pairs (when there are some).
+pub const REJECTIONS_HEADER_LEN: usize = 4;
 /// Longest word or context stored (longer ones are not learnt).
 pub const MAX_TEXT: usize = 256;
 
@@ -44,6 +51,10 @@ pub fn word_len(w: &str) -> usize {
 
 pub fn pair_len(ctx: &str, w: &str) -> usize {
     1 + 2 + ctx.len() + 2 + w.len() + 8
+}
+
+pub fn rejection_len(ctx: &str, w: &str) -> usize {
+    2 + ctx.len() + 2 + w.len() + 8
 }
 
 /// A fast checksum (not cryptographic: it catches torn and damaged files).
@@ -95,6 +106,19 @@ pub fn encode(l: &Learnt) -> Vec<u8> {
     }
     for ((order, c, w), e) in pairs {
         out.push(*order);
+        put_text(&mut out, c);
+        put_text(&mut out, w);
+        put_entry(&mut out, e);
+    }
+    let rejections: Vec<_> = l
+        .rejections
+        .iter()
+        .filter(|((c, w), _)| c.len() <= MAX_TEXT && w.len() <= MAX_TEXT)
+        .collect();
+    if !rejections.is_empty() {
+        out.extend_from_slice(&(rejections.len() as u32).to_le_bytes());
+    }
+    for ((c, w), e) in rejections {
         put_text(&mut out, c);
         put_text(&mut out, w);
         put_entry(&mut out, e);
@@ -152,6 +176,9 @@ pub fn decode(bytes: &[u8]) -> Result<Learnt, DecodeError> {
         Item::Pair(order, c, w, e) => {
             l.pairs.insert((order, c.into(), w.into()), e);
         }
+        Item::Rejection(c, w, e) => {
+            l.rejections.insert((c.into(), w.into()), e);
+        }
     })?;
     Ok(l)
 }
@@ -162,10 +189,12 @@ pub fn counts(bytes: &[u8]) -> Result<(usize, usize), DecodeError> {
     Ok((r.u32()? as usize, r.u32()? as usize))
 }
 
-/// One entry of a file: a word, or a pair (order, context, word).
+/// One entry of a file: a word, a pair (order, context, word) or a
+/// rejection (context, word).
 pub enum Item<'a> {
     Word(&'a str, Entry),
     Pair(u8, &'a str, &'a str, Entry),
+    Rejection(&'a str, &'a str, Entry),
 }
 
 /// Hands every word and pair of a file to `item` without
@@ -204,6 +233,13 @@ pub fn visit(bytes: &[u8], mut item: impl FnMut(Item)) -> Result<(), DecodeError
         }
         item(Item::Pair(order, c, w, e));
     }
+    if version >= 2 && r.at < body.len() {
+        for _ in 0..r.u32()? {
+            let c = r.text()?;
+            let w = r.text()?;
+            item(Item::Rejection(c, w, r.entry()?));
+        }
+    }
     if r.at != body.len() {
         return Err(DecodeError::Corrupt("trailing bytes".into()));
     }
@@ -220,6 +256,7 @@ mod tests {
             "fn main() { let zorb = 1; zorb + 2 }\nThe zorb returns.",
             42,
         );
+        l.add_rejection("The ", "zorbs", 43);
         l
     }
 
@@ -249,6 +286,33 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(decode(&longer).is_err());
+    }
+
+    /// Version 1's encoding of `l`'s words and pairs.
+    fn version_1(l: &Learnt) -> Vec<u8> {
+        let mut v1 = l.clone();
+        v1.rejections.clear();
+        let mut b = encode(&v1);
+        b.truncate(b.len() - TRAILER_LEN);
+        b[14..18].copy_from_slice(&1u32.to_le_bytes());
+        let sum = checksum(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn version_1_is_read_without_rejections() {
+        let l = sample();
+        let mut want = l.clone();
+        want.rejections.clear();
+        assert_eq!(decode(&version_1(&l)), Ok(want.clone()));
+        // Without rejections, only the version tells the two apart.
+        let (v2, v1) = (encode(&want), version_1(&l));
+        assert_eq!(
+            v2[18..v2.len() - TRAILER_LEN],
+            v1[18..v1.len() - TRAILER_LEN]
+        );
+        assert_eq!(decode(&encode(&l)).unwrap().rejections.len(), 1);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! a keystroke's path. Learnt text never enters the log.
 
 use crate::engine::personal::History;
+use crate::engine::rejected::RejectionEvent;
 use crate::engine::Engine;
 use crate::learn::format;
 use crate::learn::privacy::{is_secret_path, without_secret_lines};
@@ -35,6 +36,7 @@ enum Early {
     Learn(String),
     Accepted(u64, String),
     Forget(Option<String>),
+    Rejection(RejectionEvent),
 }
 
 /// What `status` shows of the store.
@@ -85,6 +87,7 @@ impl Learning {
         let Some(store) = self.store.clone() else {
             return;
         };
+        engine.keep_rejections();
         let (tx, rx) = mpsc::channel();
         let t0 = Instant::now();
         let spawned = std::thread::Builder::new()
@@ -140,6 +143,12 @@ impl Learning {
                         Early::Learn(text) => engine.learn(&text),
                         Early::Accepted(buffer, text) => engine.accepted(buffer, &text),
                         Early::Forget(word) => engine.forget_learnt(word.as_deref()),
+                        Early::Rejection(RejectionEvent::Rejected { ctx, word }) => {
+                            engine.learn_rejections(&ctx, &word, 1)
+                        }
+                        Early::Rejection(RejectionEvent::Written { ctx, word }) => {
+                            engine.take_back_rejections(&ctx, &word)
+                        }
                     }
                 }
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -171,6 +180,27 @@ impl Learning {
         engine.accepted(buffer, text);
         if let Some((_, _, early)) = &mut self.loading {
             early.push(Early::Accepted(buffer, text.to_string()));
+        }
+    }
+
+    /// After a keystroke: what the user rejected (and wrote where it was
+    /// rejected) joins what the store is to keep. The engine only reports
+    /// it from buffers that may teach the user's history (`Request::learn`).
+    pub fn rejections(&mut self, engine: &mut Engine) {
+        for e in engine.take_rejections() {
+            match &e {
+                RejectionEvent::Rejected { ctx, word } => {
+                    self.pending.add_rejection(ctx, word, now());
+                }
+                RejectionEvent::Written { ctx, word } => {
+                    self.pending
+                        .rejections
+                        .remove(&(ctx.as_str().into(), word.as_str().into()));
+                }
+            }
+            if let Some((_, _, early)) = &mut self.loading {
+                early.push(Early::Rejection(e));
+            }
         }
     }
 
@@ -296,6 +326,7 @@ fn build_history(bytes: &[u8]) -> Result<History, format::DecodeError> {
     format::visit(bytes, |item| match item {
         format::Item::Word(w, e) => h.add_word(w, e.count),
         format::Item::Pair(order, c, w, e) => h.add_pair(order, c, w, e.count),
+        format::Item::Rejection(c, w, e) => h.add_rejections(c, w, e.count),
     })?;
     Ok(h)
 }

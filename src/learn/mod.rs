@@ -34,11 +34,17 @@ impl Entry {
 /// the two previous words, order 1, up to the word) and the word.
 pub type Pair = (u8, Box<str>, Box<str>);
 
-/// Counted words and word pairs of the user's writing.
+/// A rejection: the text from the previous word up to the word, and the
+/// word the user was shown there and typed past (`engine::rejected`).
+pub type Rejection = (Box<str>, Box<str>);
+
+/// Counted words and word pairs of the user's writing, and the user's
+/// rejections.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Learnt {
     pub words: HashMap<Box<str>, Entry>,
     pub pairs: HashMap<Pair, Entry>,
+    pub rejections: HashMap<Rejection, Entry>,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
@@ -50,7 +56,17 @@ pub fn now() -> u32 {
 
 impl Learnt {
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty() && self.pairs.is_empty()
+        self.words.is_empty() && self.pairs.is_empty() && self.rejections.is_empty()
+    }
+
+    /// One rejection of `word` after `ctx`.
+    pub fn add_rejection(&mut self, ctx: &str, word: &str, now: u32) {
+        let one = Entry {
+            count: 1,
+            last: now,
+        };
+        let key = (ctx.into(), word.into());
+        self.rejections.entry(key).or_default().merge(one);
     }
 
     /// Counts the words of `text` and the pairs the engine's pair caches use.
@@ -78,13 +94,19 @@ impl Learnt {
         for (p, e) in &other.pairs {
             self.pairs.entry(p.clone()).or_default().merge(*e);
         }
+        for (r, e) in &other.rejections {
+            self.rejections.entry(r.clone()).or_default().merge(*e);
+        }
     }
 
-    /// Forgets `word` and every pair it ends or appears in the context of.
+    /// Forgets `word` and every pair and rejection it ends or appears in
+    /// the context of.
     pub fn forget_word(&mut self, word: &str) {
         self.words.remove(word);
         self.pairs
             .retain(|(_, ctx, w), _| &**w != word && !has_word(ctx, word));
+        self.rejections
+            .retain(|(ctx, w), _| &**w != word && !has_word(ctx, word));
     }
 
     /// The encoded size (`format::encode`).
@@ -101,6 +123,16 @@ impl Learnt {
                 .keys()
                 .map(|(_, c, w)| format::pair_len(c, w))
                 .sum::<usize>()
+            + if self.rejections.is_empty() {
+                0
+            } else {
+                format::REJECTIONS_HEADER_LEN
+            }
+            + self
+                .rejections
+                .keys()
+                .map(|(c, w)| format::rejection_len(c, w))
+                .sum::<usize>()
     }
 
     /// Drops the least used, then oldest, entries until the encoded size is
@@ -114,6 +146,7 @@ impl Learnt {
         enum Item {
             Word(Box<str>),
             Pair(Pair),
+            Rejection(Rejection),
         }
         let mut order: Vec<(u32, u32, usize, Item)> = self
             .words
@@ -122,6 +155,10 @@ impl Learnt {
             .chain(self.pairs.iter().map(|(p, e)| {
                 let len = format::pair_len(&p.1, &p.2);
                 (e.count, e.last, len, Item::Pair(p.clone()))
+            }))
+            .chain(self.rejections.iter().map(|(r, e)| {
+                let len = format::rejection_len(&r.0, &r.1);
+                (e.count, e.last, len, Item::Rejection(r.clone()))
             }))
             .collect();
         order.sort_by_key(|x| (x.0, x.1));
@@ -133,6 +170,7 @@ impl Learnt {
             match item {
                 Item::Word(w) => self.words.remove(&w),
                 Item::Pair(p) => self.pairs.remove(&p),
+                Item::Rejection(r) => self.rejections.remove(&r),
             };
         }
     }
@@ -156,8 +194,13 @@ mod tests {
         assert!(l
             .pairs
             .contains_key(&(1, "now; call ".into(), "zorb".into())));
+        l.add_rejection("call ", "zorb", 7);
+        l.add_rejection("zorb ", "now", 7);
+        l.add_rejection("call ", "later", 7);
         l.forget_word("zorb");
         assert!(!l.words.contains_key("zorb"));
+        let left: Vec<_> = l.rejections.keys().collect();
+        assert_eq!(left, [&("call ".into(), "later".into())]);
         assert!(l
             .pairs
             .keys()

@@ -111,7 +111,10 @@ impl Decider {
                     });
                 }
                 Work::Predict(job) if job.echo => self.echo(job),
-                Work::Predict(job) => self.answer(&mut engine, job),
+                Work::Predict(job) => {
+                    self.answer(&mut engine, job);
+                    self.learning.rejections(&mut engine);
+                }
             }
             self.learning.maybe_save();
         }
