@@ -1,12 +1,12 @@
 //! Personal learning in real headless Neovim with the real host: what the
 //! user writes reaches a new session through the personal store, `:Laya
 //! forget` removes it, secret files are never learnt, a kill -9 of the host
-//! while it saves leaves a readable store, and two Neovims learning at once
-//! lose nothing.
+//! while it saves leaves a readable store, two Neovims learning at once
+//! lose nothing, and a ghost word typed past moves down in the next session.
 
 mod common;
 use common::{Session, HOST};
-use laya::learn::format::decode;
+use laya::learn::format::{decode, encode};
 use laya::learn::Learnt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -194,4 +194,75 @@ async fn two_neovims_learning_at_once_lose_nothing() {
             assert_eq!(l.words.get(w.as_str()).map(|e| e.count), Some(1), "{w}");
         }
     }
+}
+
+/// A ghost word read and typed past (`learn.rejections`) is kept in the
+/// store and moves down after the same previous word in a new session
+/// (and not from the same store without it), until `:Laya forget` of
+/// the word.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_word_typed_past_moves_down_in_the_next_session() {
+    let store = store_dir("learn-reject");
+    let session = |name: &'static str, store: PathBuf| async move {
+        let s = Session::start(name).await;
+        // Every ghost counts as read; one rejection is enough here, and it
+        // leaves the word out.
+        s.lua(&format!(
+            "require('laya').setup({{ host = {{ path = [==[{HOST}]==], \
+             args = {{ '--tune', 'rejected=0,rejected_min=1' }} }}, log_level = 'debug', \
+             ghost = {{ give_way = 0 }}, \
+             learn = {{ dir = [==[{}]==], rejections = true }} }})",
+            store.display()
+        ))
+        .await;
+        s
+    };
+    let words = "zygote zygote zygote zygote";
+    let s = session("learn-reject-1", store.clone()).await;
+    s.set_lines(&[words]).await;
+    s.input("Goalpha zy").await;
+    s.wait_ghost_starting("gote").await;
+    s.input("murgy next").await;
+    s.wait_idle().await;
+    s.input("<Esc>").await;
+    quit(s).await;
+    let mut l = read_store(&store);
+    let rejected = ("alpha ".into(), "zygote".into());
+    assert_eq!(
+        l.rejections.get(&rejected).map(|e| e.count),
+        Some(1),
+        "{:?}",
+        l.rejections
+    );
+    // The word written in its place was learnt too: out of the store, so
+    // that only the rejection can move "zygote" down. And the same store
+    // without the rejection, for comparison.
+    l.forget_word("zymurgy");
+    std::fs::write(store.join("personal.bin"), encode(&l)).unwrap();
+    let without = store_dir("learn-reject-without");
+    std::fs::create_dir_all(&without).unwrap();
+    l.rejections.clear();
+    std::fs::write(without.join("personal.bin"), encode(&l)).unwrap();
+
+    let s = session("learn-reject-2", store.clone()).await;
+    let ghost = ghost_after_alpha(&s, words).await;
+    assert!(!ghost.starts_with("gote"), "{ghost:?}");
+    s.command("Laya forget zygote").await;
+    quit(s).await;
+    assert!(read_store(&store).rejections.is_empty());
+
+    let s = session("learn-reject-3", without).await;
+    let ghost = ghost_after_alpha(&s, words).await;
+    assert!(ghost.starts_with("gote"), "{ghost:?}");
+    quit(s).await;
+}
+
+/// The ghost text after typing "alpha zy" below `words`.
+async fn ghost_after_alpha(s: &Session, words: &str) -> String {
+    s.set_lines(&[words]).await;
+    s.input("Goalpha zy").await;
+    s.wait_idle().await;
+    let ghost = s.ghost_text().await.unwrap_or_default();
+    s.input("<Esc>").await;
+    ghost
 }

@@ -181,6 +181,10 @@ M.defaults = {
     on_startup = false,
     -- Buffers longer than this are not learnt from.
     max_buffer_lines = 20000,
+    -- Learn the suggestions typed past: a ghost word read and typed past
+    -- three times after the same previous word, and never written there,
+    -- moves down there in later buffers and sessions (kept in the store).
+    rejections = false,
     -- Bounds of :Laya learn.
     project = { max_mb = 20, max_seconds = 120, max_file_kb = 512 },
   },
@@ -318,6 +322,7 @@ function M.validate_learn(l)
   check(type(l.filetypes) == 'table', 'learn.filetypes', 'a table of filetype = false', l.filetypes)
   check(type(l.on_startup) == 'boolean', 'learn.on_startup', 'a boolean', l.on_startup)
   check(type(l.max_buffer_lines) == 'number', 'learn.max_buffer_lines', 'a number', l.max_buffer_lines)
+  check(type(l.rejections) == 'boolean', 'learn.rejections', 'a boolean', l.rejections)
   check(type(l.project) == 'table', 'learn.project', 'a table', l.project)
   for _, k in ipairs({ 'max_mb', 'max_seconds', 'max_file_kb' }) do
     check(type(l.project[k]) == 'number' and l.project[k] > 0, 'learn.project.' .. k, 'a number > 0', l.project[k])

@@ -85,6 +85,7 @@ function M.send(state, seen)
   end
   local ctx = M.build(state)
   ctx.seen = seen
+  ctx.learn = require('laya.learn').teaches(state.buf)
   M.last_sent[state.buf] = { buf = ctx.buf, row = ctx.row, col = ctx.col, head = ctx.head, seq = ctx.seq }
   require('laya.host').predict(ctx)
   return true

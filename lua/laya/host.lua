@@ -60,6 +60,9 @@ function M.start()
   vim.list_extend(cmd, o.host.args)
   if o.learn then
     vim.list_extend(cmd, { '--store', o.learn.dir, '--store-max-mb', tostring(o.learn.max_mb) })
+    if o.learn.rejections then
+      cmd[#cmd + 1] = '--learn-rejections'
+    end
   end
   H.stopping = false
   local ok, chan = pcall(vim.fn.jobstart, cmd, {
@@ -225,7 +228,8 @@ function M.predict(ctx)
     ctx.after,
     ctx.filetype,
     ctx.seen == true,
-    ctx.syntax
+    ctx.syntax,
+    ctx.learn == true
   )
 end
 

@@ -83,6 +83,12 @@ local function send(text, path)
   end
 end
 
+--- Whether what the user does in `buf` may teach the host (what is typed
+--- past there is remembered as rejected): a buffer being learnt from.
+function M.teaches(buf)
+  return H.seen[buf] ~= nil and vim.b[buf].laya_learn ~= false and M.enabled()
+end
+
 --- Remembers the buffer's lines as they are (learning starts from here).
 function M.track(buf)
   if M.buffer_allowed(buf) and vim.api.nvim_buf_line_count(buf) <= options().max_buffer_lines then
