@@ -197,9 +197,9 @@ async fn two_neovims_learning_at_once_lose_nothing() {
 }
 
 /// A ghost word read and typed past (`learn.rejections`) is kept in the
-/// store and moves down after the same previous word in a new session
-/// (and not from the same store without it), until `:Laya forget` of
-/// the word.
+/// store (not from a file kept out of learning) and moves down after the
+/// same previous word in a new session (and not from the same store
+/// without it), until `:Laya forget` of the word.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_word_typed_past_moves_down_in_the_next_session() {
     let store = store_dir("learn-reject");
@@ -211,7 +211,7 @@ async fn a_word_typed_past_moves_down_in_the_next_session() {
             "require('laya').setup({{ host = {{ path = [==[{HOST}]==], \
              args = {{ '--tune', 'rejected=0,rejected_min=1' }} }}, log_level = 'debug', \
              ghost = {{ give_way = 0 }}, \
-             learn = {{ dir = [==[{}]==], rejections = true }} }})",
+             learn = {{ dir = [==[{}]==], rejections = true, deny = {{ '*.private' }} }} }})",
             store.display()
         ))
         .await;
@@ -225,6 +225,14 @@ async fn a_word_typed_past_moves_down_in_the_next_session() {
     s.input("murgy next").await;
     s.wait_idle().await;
     s.input("<Esc>").await;
+    // The same in a file kept out of learning teaches nothing.
+    s.command("edit notes.private").await;
+    s.set_lines(&[words]).await;
+    s.input("Gobeta zy").await;
+    s.wait_ghost_starting("gote").await;
+    s.input("murgy next").await;
+    s.wait_idle().await;
+    s.input("<Esc>").await;
     quit(s).await;
     let mut l = read_store(&store);
     let rejected = ("alpha ".into(), "zygote".into());
@@ -234,6 +242,7 @@ async fn a_word_typed_past_moves_down_in_the_next_session() {
         "{:?}",
         l.rejections
     );
+    assert_eq!(l.rejections.len(), 1, "{:?}", l.rejections);
     // The word written in its place was learnt too: out of the store, so
     // that only the rejection can move "zygote" down. And the same store
     // without the rejection, for comparison.
