@@ -3,13 +3,20 @@
 //! decoder's own checks are reached, not only the checksum's), and any
 //! bytes at all. A file that decodes encodes back to what it decoded to;
 //! one that does not is `Corrupt` with a reason or a named future version;
-//! a damaged count never allocates beyond the file's size.
+//! a damaged count never allocates beyond the file's size. The loader's
+//! frozen caches (`learning::build_history`) accept exactly the files the
+//! decoder accepts and hold what the caches built entry by entry hold
+//! (checked on well-formed stores of few, often repeated, words in any
+//! order, with counts of any size).
 //! See support/fuzz.rs for the runs.
 
 #[path = "support/fuzz.rs"]
 mod fuzz;
 
+use laya::engine::bigrams::keys_before;
 use laya::learn::format::{checksum, decode, encode, DecodeError, MAGIC, VERSION};
+use laya::learn::learning::{build_history, build_history_by_entry};
+use laya::learn::Learnt;
 use proptest::prelude::*;
 
 /// One record: a word, or a pair, written the way the format says, or
@@ -52,6 +59,48 @@ fn record() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// A well-formed store in any order: words and pairs of a few letters
+/// (so that words repeat, share prefixes and contexts), counts small or any.
+fn well_formed() -> impl Strategy<Value = Vec<u8>> {
+    let count = prop_oneof![6 => 0u32..4, 1 => any::<u32>()];
+    let word = "[abAB\u{e9}]{1,3}";
+    let words = prop::collection::vec((word, count.clone()), 0..30);
+    let pairs = prop::collection::vec(
+        (
+            0u8..2,
+            "[ab]{1,2}[ .,\n]{1,2}([ab]{1,2}[ .(]{1,2})?",
+            word,
+            count,
+        ),
+        0..60,
+    );
+    (words, pairs, any::<u32>()).prop_map(|(words, pairs, last)| {
+        let text = |out: &mut Vec<u8>, s: &str| {
+            out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        };
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(words.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(pairs.len() as u32).to_le_bytes());
+        for (w, n) in words {
+            text(&mut out, &w);
+            out.extend_from_slice(&n.to_le_bytes());
+            out.extend_from_slice(&last.to_le_bytes());
+        }
+        for (order, c, w, n) in pairs {
+            out.push(order);
+            text(&mut out, &c);
+            text(&mut out, &w);
+            out.extend_from_slice(&n.to_le_bytes());
+            out.extend_from_slice(&last.to_le_bytes());
+        }
+        let sum = checksum(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    })
+}
+
 /// A store file: the header with counts that may lie, records, usually a
 /// correct checksum, sometimes a cut or a flipped byte.
 fn store_file() -> impl Strategy<Value = Vec<u8>> {
@@ -85,6 +134,7 @@ fn store_file() -> impl Strategy<Value = Vec<u8>> {
         });
     prop_oneof![
         6 => structured,
+        3 => well_formed(),
         1 => prop::collection::vec(any::<u8>(), 0..200),
         1 => prop::collection::vec(any::<u8>(), 0..64).prop_map(|tail| {
             let mut b = MAGIC.to_vec();
@@ -101,10 +151,53 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
         Ok(l) => {
             let again = encode(&l);
             prop_assert_eq!(again.len(), l.encoded_len());
-            prop_assert_eq!(decode(&again), Ok(l));
+            prop_assert_eq!(decode(&again), Ok(l.clone()));
+            same_history(bytes, &l)?;
+            // Written again, in the frozen caches' order: the same history.
+            same_history(&again, &l)?;
         }
-        Err(DecodeError::Corrupt(why)) => prop_assert!(!why.is_empty()),
-        Err(DecodeError::FutureVersion(v)) => prop_assert!(v > VERSION),
+        Err(DecodeError::Corrupt(why)) => {
+            prop_assert!(!why.is_empty());
+            prop_assert!(build_history(bytes).is_err());
+        }
+        Err(DecodeError::FutureVersion(v)) => {
+            prop_assert!(v > VERSION);
+            prop_assert!(build_history(bytes).is_err());
+        }
+    }
+    Ok(())
+}
+
+/// The loader's frozen caches hold what building them entry by entry does.
+fn same_history(bytes: &[u8], l: &Learnt) -> Result<(), TestCaseError> {
+    let (frozen, peak) = fuzz::peak_bytes(|| build_history(bytes));
+    fuzz::within(peak, 64 * bytes.len() + 4096, "store load")?;
+    let (frozen, by_entry) = (frozen.expect("decodes"), build_history_by_entry(bytes));
+    let ((fw, fp), (bw, bp)) = (
+        frozen.caches(),
+        by_entry.as_ref().expect("decodes").caches(),
+    );
+    prop_assert_eq!(fw.len(), bw.len());
+    prop_assert_eq!(fp.len(), bp.len());
+    for w in l.words.keys().map(|w| &**w).chain(["a", "zz"]) {
+        prop_assert_eq!(fw.prob(w).to_bits(), bw.prob(w).to_bits());
+        let lower = w.to_ascii_lowercase();
+        for n in 0..=lower.len() {
+            if lower.is_char_boundary(n) {
+                let x: Vec<_> = fw.with_prefix(&lower[..n]).collect();
+                let y: Vec<_> = bw.with_prefix(&lower[..n]).collect();
+                prop_assert_eq!(x, y);
+            }
+        }
+    }
+    prop_assert_eq!(fw.top(8), bw.top(8));
+    for (order, ctx, _) in l.pairs.keys() {
+        if let Some(Some(k)) = keys_before(ctx).get(*order as usize) {
+            prop_assert_eq!(fp.total(*k), bp.total(*k));
+            let x: Vec<_> = fp.followers(*k).collect();
+            let y: Vec<_> = bp.followers(*k).collect();
+            prop_assert_eq!(x, y);
+        }
     }
     Ok(())
 }

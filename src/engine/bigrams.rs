@@ -3,12 +3,13 @@
 //! "the word cache"), so the word that followed the same previous word last
 //! time is often the next one; the model forgets that beyond its context.
 
+use super::frozen::FrozenPairs;
 use super::memory::{self, CacheMemory};
 use crate::text::hash::FastMap;
 use crate::text::tokenizer::is_word_char;
 
 /// Followers kept per previous word (the rarest, oldest go beyond it).
-const MAX_FOLLOWERS: usize = 24;
+pub const MAX_FOLLOWERS: usize = 24;
 /// Previous words kept per cache (the least recently used half goes beyond it).
 /// A key with one follower costs about 180 heap bytes (`memory`), each
 /// further follower about 56: 1.4 MB at the bound with one follower a key
@@ -131,7 +132,7 @@ impl Followers {
                 .min_by_key(|(_, (_, c))| *c)
                 .expect("full list");
             let (w, c) = self.words.remove(i);
-            self.total -= c;
+            self.total = self.total.saturating_sub(c);
             (i, w, c)
         });
         if self.words.is_empty() {
@@ -165,6 +166,9 @@ pub struct BigramCache {
     clock: u64,
     /// Keys kept (0: MAX_KEYS).
     limit: usize,
+    /// The pairs held at start (the personal store), less the keys moved
+    /// to `keys` or removed since.
+    frozen: FrozenPairs,
 }
 
 /// The bound of the user's pairs (`BigramCache::with_limit`), which also
@@ -185,12 +189,41 @@ impl BigramCache {
         }
     }
 
+    /// A cache of up to `limit` keys that holds `frozen` (the pairs of
+    /// the personal store, in use at once) counted up to `clock`.
+    pub fn with_frozen(limit: usize, frozen: FrozenPairs, clock: u64) -> BigramCache {
+        BigramCache {
+            frozen,
+            clock,
+            ..BigramCache::with_limit(limit)
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.len() + self.frozen.live()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len() == 0
+    }
+
+    /// Moves `key` from the frozen part to `keys` (before it changes).
+    fn thaw(&mut self, key: Key) {
+        if let Some(i) = self.frozen.find(key) {
+            self.thaw_entry(i);
+        }
+    }
+
+    fn thaw_entry(&mut self, i: usize) {
+        let (total, last) = self.frozen.total_last(i);
+        let words = self.frozen.followers(i).map(|(w, n)| (w.into(), n));
+        let f = Followers {
+            words: words.collect(),
+            total,
+            last,
+        };
+        self.keys.insert(self.frozen.key(i), f);
+        self.frozen.take(i);
     }
 
     /// The keys kept and their estimated heap bytes (the table, each key's
@@ -208,30 +241,39 @@ impl BigramCache {
             })
             .sum();
         CacheMemory {
-            entries: self.keys.len(),
-            bytes: memory::table::<Key, Followers>(self.keys.capacity()) + lists,
+            entries: self.len(),
+            bytes: memory::table::<Key, Followers>(self.keys.capacity())
+                + lists
+                + self.frozen.bytes(),
         }
     }
 
     /// Occurrences seen after `key`.
     pub fn total(&self, key: Key) -> u32 {
-        self.keys.get(&key).map_or(0, |f| f.total)
+        match self.keys.get(&key) {
+            Some(f) => f.total,
+            None => self
+                .frozen
+                .find(key)
+                .map_or(0, |i| self.frozen.total_last(i).0),
+        }
     }
 
     /// count(key → word).
     pub fn count(&self, key: Key, word: &str) -> u32 {
-        self.keys
-            .get(&key)
-            .and_then(|f| f.words.iter().find(|(w, _)| &**w == word))
-            .map_or(0, |(_, c)| *c)
+        self.followers(key)
+            .find(|(w, _)| *w == word)
+            .map_or(0, |(_, c)| c)
     }
 
     /// The words seen after `key` with their counts.
     pub fn followers(&self, key: Key) -> impl Iterator<Item = (&str, u32)> {
-        self.keys
-            .get(&key)
+        let live = self.keys.get(&key);
+        let frozen = live.is_none().then(|| self.frozen.find(key)).flatten();
+        let live = live
             .into_iter()
-            .flat_map(|f| f.words.iter().map(|(w, c)| (&**w, *c)))
+            .flat_map(|f| f.words.iter().map(|(w, c)| (&**w, *c)));
+        live.chain(frozen.into_iter().flat_map(|i| self.frozen.followers(i)))
     }
 
     pub fn add(&mut self, key: Key, word: &str) {
@@ -241,6 +283,7 @@ impl BigramCache {
     /// Records one `key → word` and returns what undoes it exactly, so text
     /// that is deleted again leaves no trace.
     pub fn add_undoable(&mut self, key: Key, word: &str) -> BigramUndo {
+        self.thaw(key);
         let (count, total, last) = match self.keys.get(&key) {
             Some(f) => (
                 f.words
@@ -263,7 +306,7 @@ impl BigramCache {
         };
         self.clock += 1;
         if total == 0
-            && self.keys.len()
+            && self.len()
                 >= if self.limit == 0 {
                     MAX_KEYS
                 } else {
@@ -273,10 +316,10 @@ impl BigramCache {
             self.prune();
         }
         let f = self.keys.entry(key).or_default();
-        f.total += 1;
+        f.total = f.total.saturating_add(1);
         f.last = self.clock;
         match f.words.iter_mut().find(|(w, _)| &**w == word) {
-            Some(e) => e.1 += 1,
+            Some(e) => e.1 = e.1.saturating_add(1),
             None => undo.evicted = f.push_new(word, 1),
         }
         undo
@@ -284,6 +327,7 @@ impl BigramCache {
 
     /// Reverts an `add_undoable`; undos must be applied newest first.
     pub fn undo(&mut self, u: BigramUndo) {
+        self.thaw(u.key);
         self.clock = u.clock;
         if u.total == 0 {
             self.keys.remove(&u.key);
@@ -317,15 +361,16 @@ impl BigramCache {
         } else {
             self.limit
         };
-        if self.keys.len() >= limit && !self.keys.contains_key(&key) {
+        self.thaw(key);
+        if self.len() >= limit && !self.keys.contains_key(&key) {
             self.prune();
         }
         self.clock += 1;
         let f = self.keys.entry(key).or_default();
-        f.total += count;
+        f.total = f.total.saturating_add(count);
         f.last = self.clock;
         match f.words.iter_mut().find(|(w, _)| &**w == word) {
-            Some(e) => e.1 += count,
+            Some(e) => e.1 = e.1.saturating_add(count),
             None => {
                 f.push_new(word, count);
             }
@@ -336,11 +381,24 @@ impl BigramCache {
     pub fn remove_word(&mut self, word: &str, key: Option<Key>) {
         if let Some(k) = key {
             self.keys.remove(&k);
+            if let Some(i) = self.frozen.find(k) {
+                self.frozen.take(i);
+            }
+        }
+        let holding: Vec<usize> = self
+            .frozen
+            .entries()
+            .filter(|&i| {
+                self.frozen.total_last(i).0 == 0 || self.frozen.followers(i).any(|(w, _)| w == word)
+            })
+            .collect();
+        for i in holding {
+            self.thaw_entry(i);
         }
         for f in self.keys.values_mut() {
             if let Some(i) = f.words.iter().position(|(w, _)| &**w == word) {
                 let (_, c) = f.words.remove(i);
-                f.total -= c;
+                f.total = f.total.saturating_sub(c);
             }
         }
         self.keys.retain(|_, f| f.total > 0);
@@ -348,10 +406,23 @@ impl BigramCache {
 
     /// Drops the least recently used half of the keys.
     fn prune(&mut self) {
-        let mut lasts: Vec<u64> = self.keys.values().map(|f| f.last).collect();
+        let frozen = &self.frozen;
+        let mut lasts: Vec<u64> = self
+            .keys
+            .values()
+            .map(|f| f.last)
+            .chain(frozen.entries().map(|i| frozen.total_last(i).1))
+            .collect();
         let mid = lasts.len() / 2;
         let (_, &mut cut, _) = lasts.select_nth_unstable(mid);
         self.keys.retain(|_, f| f.last > cut);
+        let old: Vec<usize> = frozen
+            .entries()
+            .filter(|&i| frozen.total_last(i).1 <= cut)
+            .collect();
+        for i in old {
+            self.frozen.take(i);
+        }
     }
 }
 

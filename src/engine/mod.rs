@@ -31,6 +31,7 @@ pub mod corrections;
 mod dist;
 #[allow(clippy::module_inception)]
 mod engine;
+pub mod frozen;
 pub mod gate;
 mod ghost;
 mod give_way;

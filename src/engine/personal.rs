@@ -4,6 +4,7 @@
 
 use super::bigrams::{keys_before, BigramCache, MAX_USER_KEYS};
 use super::engine::Engine;
+use super::frozen::FrozenBuilder;
 use super::rejected::Rejections;
 use super::word_cache::{WordCache, MAX_USER_WORDS};
 
@@ -49,6 +50,24 @@ impl History {
     /// Distinct words held.
     pub fn words(&self) -> usize {
         self.words.len()
+    }
+
+    /// The user's word and pair caches it holds.
+    pub fn caches(&self) -> (&WordCache, &BigramCache) {
+        (&self.words, &self.pairs)
+    }
+
+    /// The history of a store's words and pairs collected in `b` (in use
+    /// at once: frozen arrays, no map built); None when they exceed the
+    /// caches' bounds, which then add them one by one (`add_word`,
+    /// `add_pair`) and prune as they go.
+    pub fn frozen(b: FrozenBuilder) -> Option<History> {
+        let (words, pairs, clock) = b.finish(MAX_USER_WORDS, MAX_USER_KEYS)?;
+        Some(History {
+            words: WordCache::with_frozen(MAX_USER_WORDS, words),
+            pairs: BigramCache::with_frozen(MAX_USER_KEYS, pairs, clock),
+            rejections: Rejections::default(),
+        })
     }
 }
 

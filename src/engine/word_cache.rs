@@ -2,8 +2,10 @@
 //! scored by frequency and recency. Identifiers repeat within a file, so this
 //! covers what the vocabulary does not (out-of-vocabulary names).
 
+use super::frozen::{key_cmp, prefix_cmp, FrozenWords};
 use super::memory::{self, CacheMemory};
 use crate::text::hash::FastMap;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// Recency time constant in words: an occurrence's weight halves every ~350 words.
@@ -69,6 +71,9 @@ pub struct WordCache {
     base: u64,
     /// Distinct words kept (0: MAX_WORDS).
     limit: usize,
+    /// The words held at start (the personal store), less those moved to
+    /// `stats` or removed since.
+    frozen: FrozenWords,
 }
 
 fn index_key(word: &str) -> Box<str> {
@@ -102,12 +107,65 @@ impl WordCache {
         }
     }
 
+    /// A cache of up to `limit` words that holds `frozen` (the words of
+    /// the personal store, in use at once).
+    pub fn with_frozen(limit: usize, frozen: FrozenWords) -> WordCache {
+        let (total, total_weight) = frozen.totals();
+        WordCache {
+            total,
+            total_weight,
+            frozen,
+            ..WordCache::with_limit(limit)
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.stats.len()
+        self.stats.len() + self.frozen.live()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.stats.is_empty()
+        self.len() == 0
+    }
+
+    /// A word's statistics, wherever it is held.
+    fn get(&self, word: &str) -> Option<Stat> {
+        match self.stats.get(word) {
+            Some(s) => Some(*s),
+            None => self.frozen.find(word).map(|i| self.frozen_stat(i)),
+        }
+    }
+
+    fn frozen_stat(&self, i: usize) -> Stat {
+        let (_, count, weight) = self.frozen.get(i);
+        Stat {
+            count,
+            weight,
+            last: 0,
+            oov: false,
+            id: None,
+        }
+    }
+
+    /// Moves `word` from the frozen part to `stats` (before it changes).
+    fn thaw(&mut self, word: &str) {
+        if let Some(i) = self.frozen.find(word) {
+            let stat = self.frozen_stat(i);
+            self.frozen.take(i);
+            self.stats.insert(word.into(), stat);
+            self.index.insert(index_key(word), ());
+        }
+    }
+
+    /// Moves every frozen word to `stats` (before pruning, which ranks them all).
+    fn thaw_all(&mut self) {
+        let all: Vec<usize> = self.frozen.entries().collect();
+        for i in all {
+            let stat = self.frozen_stat(i);
+            let word = self.frozen.get(i).0;
+            self.index.insert(index_key(word), ());
+            self.stats.insert(word.into(), stat);
+        }
+        self.frozen = FrozenWords::default();
     }
 
     /// Records one occurrence of `word` (the newest).
@@ -122,7 +180,7 @@ impl WordCache {
     pub fn add_undoable(&mut self, word: &str, vocab: InVocab) -> Undo {
         let undo = Undo {
             word: word.into(),
-            prev: self.stats.get(word).copied(),
+            prev: self.get(word),
             clock: self.clock,
             total: self.total,
             total_weight: self.total_weight,
@@ -138,22 +196,20 @@ impl WordCache {
         let w = ((now - self.base) as f64 / TAU_WORDS).exp();
         self.total += 1;
         self.total_weight += w;
-        let oov = self
-            .stats
-            .get(word)
-            .map_or(vocab == InVocab::Oov, |s| s.oov);
+        let oov = self.get(word).map_or(vocab == InVocab::Oov, |s| s.oov);
         if oov {
             self.oov_total += 1;
             self.oov_weight += w;
         }
+        self.thaw(word);
         match self.stats.get_mut(word) {
             Some(s) => {
                 s.weight += w;
-                s.count += 1;
+                s.count = s.count.saturating_add(1);
                 s.last = now;
             }
             None => {
-                if self.stats.len() >= self.limit() {
+                if self.len() >= self.limit() {
                     self.prune();
                 }
                 self.stats.insert(
@@ -186,9 +242,10 @@ impl WordCache {
         self.total += count as u64;
         self.total_weight += w;
         let now = self.clock;
+        self.thaw(word);
         match self.stats.get_mut(word) {
             Some(s) => {
-                s.count += count;
+                s.count = s.count.saturating_add(count);
                 s.weight += w;
                 s.last = now;
                 if s.oov {
@@ -197,7 +254,7 @@ impl WordCache {
                 }
             }
             None => {
-                if self.stats.len() >= self.limit() {
+                if self.len() >= self.limit() {
                     self.prune();
                 }
                 let stat = Stat {
@@ -215,6 +272,7 @@ impl WordCache {
 
     /// Forgets `word` entirely.
     pub fn remove(&mut self, word: &str) {
+        self.thaw(word);
         if let Some(s) = self.stats.remove(word) {
             self.index.remove(&index_key(word));
             self.total -= s.count as u64;
@@ -237,6 +295,9 @@ impl WordCache {
         self.total_weight = u.total_weight;
         self.oov_total = u.oov_total;
         self.oov_weight = u.oov_weight;
+        if let Some(i) = self.frozen.find(&u.word) {
+            self.frozen.take(i);
+        }
         match u.prev {
             Some(prev) => {
                 if self.stats.insert(u.word.clone(), prev).is_none() {
@@ -252,12 +313,15 @@ impl WordCache {
 
     /// Drops the weaker half of the words (keeps memory bounded on huge buffers).
     fn prune(&mut self) {
+        self.thaw_all();
         let mut scored: Vec<(f32, Box<str>)> = self
             .stats
             .keys()
             .map(|w| (self.prob(w), w.clone()))
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // Words of equal probability (loaded ones share one time) by
+        // spelling: the same words stay however the maps were filled.
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         for (_, w) in scored.drain(..).skip(self.limit() / 2) {
             self.stats.remove(&w);
             self.index.remove(&index_key(&w));
@@ -266,8 +330,8 @@ impl WordCache {
 
     /// P_cache(word): half long-run frequency, half recency-weighted frequency.
     pub fn prob(&self, word: &str) -> f32 {
-        match self.stats.get(word) {
-            Some(s) => self.stat_prob(s),
+        match self.get(word) {
+            Some(s) => self.stat_prob(&s),
             None => 0.0,
         }
     }
@@ -275,7 +339,7 @@ impl WordCache {
     /// P(word | an out-of-vocabulary word comes): the cache model within
     /// the words the model cannot name (0 for vocabulary words).
     pub fn prob_oov(&self, word: &str) -> f32 {
-        self.stats.get(word).map_or(0.0, |s| self.stat_prob_oov(s))
+        self.get(word).map_or(0.0, |s| self.stat_prob_oov(&s))
     }
 
     fn stat_prob_oov(&self, s: &Stat) -> f32 {
@@ -302,6 +366,7 @@ impl WordCache {
         for s in self.stats.values_mut() {
             s.weight *= factor;
         }
+        self.frozen.scale(factor);
         self.total_weight *= factor;
         self.oov_weight *= factor;
         self.base = self.clock;
@@ -314,6 +379,7 @@ impl WordCache {
         for s in self.stats.values_mut() {
             s.weight *= factor;
         }
+        self.frozen.scale(factor);
         self.base = old_base;
     }
 
@@ -325,17 +391,62 @@ impl WordCache {
     ) -> impl Iterator<Item = (&'a str, f32, Option<u32>)> + 'a {
         let start: Box<str> = lower_prefix.into();
         let lp = lower_prefix.to_string();
-        self.index
+        let mut live = self
+            .index
             .range::<str, _>((
                 std::ops::Bound::Included(&*start),
                 std::ops::Bound::Unbounded,
             ))
-            .take_while(move |(k, _)| k.starts_with(&lp))
-            .filter_map(move |(k, _)| {
-                let word = &k[k.find('\0')? + 1..];
-                let (w, s) = self.stats.get_key_value(word)?;
-                Some((&**w, self.stat_prob(s), s.id))
+            .map(|(k, _)| k)
+            .take_while({
+                let lp = lp.clone();
+                move |k| k.starts_with(&*lp)
             })
+            .peekable();
+        // The frozen words of the prefix, merged in the index's order.
+        let mut at = self.frozen.prefix_start(&lp);
+        std::iter::from_fn(move || loop {
+            while at < self.frozen.slots() && self.frozen.is_gone(at) {
+                at += 1;
+            }
+            let frozen = (at < self.frozen.slots())
+                .then(|| self.frozen.get(at).0)
+                .filter(|w| prefix_cmp(w, &lp) == Ordering::Equal);
+            let from_live = match (live.peek(), frozen) {
+                (None, None) => return None,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(k), Some(w)) => key_cmp(k, w) == Ordering::Less,
+            };
+            if from_live {
+                let k = live.next().expect("peeked");
+                if let Some(hit) = k.find('\0').and_then(|at| self.hit(&k[at + 1..])) {
+                    return Some(hit);
+                }
+            } else {
+                let word = self.frozen.get(at).0;
+                at += 1;
+                if !word.contains('\0') {
+                    let stat = self.frozen_stat(at - 1);
+                    return Some((word, self.stat_prob(&stat), stat.id));
+                }
+                // As the index has it: the word after its key's first NUL.
+                let key = index_key(word);
+                if let Some(hit) = key.find('\0').and_then(|at| self.hit(&key[at + 1..])) {
+                    return Some(hit);
+                }
+            }
+        })
+    }
+
+    /// `word` as a prefix look-up lists it, if held.
+    fn hit(&self, word: &str) -> Option<(&str, f32, Option<u32>)> {
+        if let Some((w, s)) = self.stats.get_key_value(word) {
+            return Some((&**w, self.stat_prob(s), s.id));
+        }
+        let i = self.frozen.find(word)?;
+        let stat = self.frozen_stat(i);
+        Some((self.frozen.get(i).0, self.stat_prob(&stat), stat.id))
     }
 
     /// The words kept and their estimated heap bytes: the table entry, the
@@ -348,14 +459,19 @@ impl WordCache {
             .map(|w| memory::alloc(w.len()) + memory::alloc(2 * w.len() + 1) + 30)
             .sum();
         CacheMemory {
-            entries: self.stats.len(),
-            bytes: memory::table::<Box<str>, Stat>(self.stats.capacity()) + text,
+            entries: self.len(),
+            bytes: memory::table::<Box<str>, Stat>(self.stats.capacity())
+                + text
+                + self.frozen.bytes(),
         }
     }
 
     /// Every word, in no particular order (probabilities not computed).
     pub fn words(&self) -> impl Iterator<Item = &str> {
-        self.stats.keys().map(|w| &**w)
+        self.stats
+            .keys()
+            .map(|w| &**w)
+            .chain(self.frozen.entries().map(|i| self.frozen.get(i).0))
     }
 
     /// The `n` best words by `score(P_cache(word), P_oov(word))`, with
@@ -368,18 +484,29 @@ impl WordCache {
         let mut all: Vec<(&str, f32, f32, Option<u32>)> = self
             .stats
             .iter()
+            .map(|(w, s)| (&**w, *s))
+            .chain(
+                self.frozen
+                    .entries()
+                    .map(|i| (self.frozen.get(i).0, self.frozen_stat(i))),
+            )
             .map(|(w, s)| {
-                let p = self.stat_prob(s);
-                (&**w, p, score(p, self.stat_prob_oov(s)), s.id)
+                let p = self.stat_prob(&s);
+                (w, p, score(p, self.stat_prob_oov(&s)), s.id)
             })
             .collect();
         let n = n.min(all.len());
         if n == 0 {
             return Vec::new();
         }
-        all.select_nth_unstable_by(n - 1, |a, b| b.2.total_cmp(&a.2));
+        // Equal scores by spelling (loaded words share one time): the same
+        // words come first however the maps were filled.
+        let order = |a: &(&str, f32, f32, Option<u32>), b: &(&str, f32, f32, Option<u32>)| {
+            b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0))
+        };
+        all.select_nth_unstable_by(n - 1, order);
         all.truncate(n);
-        all.sort_by(|a, b| b.2.total_cmp(&a.2));
+        all.sort_by(order);
         all.into_iter().map(|(w, p, _, id)| (w, p, id)).collect()
     }
 

@@ -15,8 +15,16 @@
 //! A reader rejects a wrong magic, a bad checksum, truncation or trailing
 //! bytes (`Corrupt`) and a newer version (`FutureVersion`): the store is then
 //! set aside, never read half-way.
+//!
+//! The writer puts the words in the order of the word cache's prefix index
+//! and the pairs in the order of their context's key (`engine::frozen`), so
+//! that loading builds the user's caches in one pass without sorting; a
+//! reader accepts entries in any order (a store written before is sorted
+//! while loading), so the order is no part of the format's version.
 
 use super::{Entry, Learnt};
+use crate::engine::bigrams::keys_before;
+use crate::engine::frozen::index_cmp;
 
 pub const MAGIC: &[u8; 14] = b"LAYA-PERSONAL\n";
 pub const VERSION: u32 = 2;
@@ -83,23 +91,34 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry) {
     out.extend_from_slice(&e.last.to_le_bytes());
 }
 
-/// Encodes `l` (words or contexts longer than MAX_TEXT are left out).
+/// Encodes `l` (words or contexts longer than MAX_TEXT are left out), the
+/// words in the order of the word cache's prefix index and the pairs in the
+/// order of their context's key, the order the frozen caches are built in
+/// (`engine::frozen`), so that loading needs no sorting.
 pub fn encode(l: &Learnt) -> Vec<u8> {
-    let words: Vec<_> = l
+    let mut words: Vec<_> = l
         .words
         .iter()
         .filter(|(w, _)| w.len() <= MAX_TEXT)
         .collect();
-    let pairs: Vec<_> = l
+    words.sort_unstable_by(|a, b| index_cmp(a.0, b.0));
+    let mut pairs: Vec<_> = l
         .pairs
         .iter()
         .filter(|((_, c, w), _)| c.len() <= MAX_TEXT && w.len() <= MAX_TEXT)
+        .map(|p| {
+            let key = keys_before(&p.0 .1).get(p.0 .0 as usize).copied().flatten();
+            (key.unwrap_or(0), p)
+        })
         .collect();
+    pairs.sort_unstable_by(|a, b| (a.0, &a.1 .0).cmp(&(b.0, &b.1 .0)));
+    let np = pairs.len();
+    let pairs = pairs.into_iter().map(|(_, p)| p);
     let mut out = Vec::with_capacity(l.encoded_len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(words.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(pairs.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(np as u32).to_le_bytes());
     for (w, e) in words {
         put_text(&mut out, w);
         put_entry(&mut out, e);

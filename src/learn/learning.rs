@@ -4,6 +4,7 @@
 //! updates every few seconds and once more at exit, so the disk is never on
 //! a keystroke's path. Learnt text never enters the log.
 
+use crate::engine::frozen::FrozenBuilder;
 use crate::engine::personal::History;
 use crate::engine::rejected::RejectionEvent;
 use crate::engine::Engine;
@@ -21,9 +22,9 @@ use std::time::{Duration, Instant};
 /// How long learnt text may wait in memory before it is saved.
 const SAVE_EVERY: Duration = Duration::from_secs(3);
 
-/// The longest the start waits for the store: a larger one is adopted as
-/// soon as its loading thread is done (within a few hundred milliseconds
-/// for a store at the default cap), predictions using the buffers meanwhile.
+/// The longest the start waits for the store: one not loaded by then (a
+/// slow disk, a busy machine) is adopted as soon as its loading thread is
+/// done, predictions using the buffers meanwhile.
 const WAIT_AT_START: Duration = Duration::from_millis(40);
 
 /// What the loading thread hands over: the history built from the store
@@ -320,8 +321,39 @@ impl Learning {
     }
 }
 
-/// The history a store's bytes hold (on the loading thread).
-fn build_history(bytes: &[u8]) -> Result<History, format::DecodeError> {
+/// The history a store's bytes hold (on the loading thread): frozen
+/// arrays in one pass over the bytes, or, for a store beyond the caches'
+/// bounds, the caches built entry by entry.
+pub fn build_history(bytes: &[u8]) -> Result<History, format::DecodeError> {
+    let (words, pairs) = format::counts(bytes).unwrap_or((0, 0));
+    let mut b = FrozenBuilder::with_capacity(
+        words.min(bytes.len() / 10),
+        pairs.min(bytes.len() / 13),
+        bytes.len(),
+    );
+    let mut rejections = Vec::new();
+    format::visit(bytes, |item| match item {
+        format::Item::Word(w, e) => b.add_word(w, e.count),
+        format::Item::Pair(order, c, w, e) => b.add_pair(order, c, w, e.count),
+        format::Item::Rejection(c, w, e) => {
+            rejections.push((c.to_string(), w.to_string(), e.count))
+        }
+    })?;
+    match History::frozen(b) {
+        Some(mut h) => {
+            for (c, w, n) in rejections {
+                h.add_rejections(&c, &w, n);
+            }
+            Ok(h)
+        }
+        None => build_history_by_entry(bytes),
+    }
+}
+
+/// The history a store's bytes hold, built entry by entry into the caches'
+/// maps (the way of stores beyond the caches' bounds, and the reference the
+/// frozen way is checked against).
+pub fn build_history_by_entry(bytes: &[u8]) -> Result<History, format::DecodeError> {
     let mut h = History::default();
     format::visit(bytes, |item| match item {
         format::Item::Word(w, e) => h.add_word(w, e.count),
