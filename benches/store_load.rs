@@ -3,15 +3,21 @@
 //! - the whole decode (`format::decode` into counted words and pairs) and
 //!   handing the counts to the engine (`learn_counts`): the first way of
 //!   loading, kept as the same-run baseline;
+//! - the loading thread's work the second way, kept as a same-run
+//!   baseline too: reading, checking and building the user's caches' maps
+//!   entry by entry from the file's bytes (`build_history_by_entry`);
 //! - the loading thread's work now: reading, checking and building the
-//!   user's caches straight from the file's bytes (`format::visit`);
+//!   frozen arrays in one pass (`build_history`), for the store as written
+//!   now (entries in the arrays' order) and as a writer before wrote it
+//!   (entries unsorted: the first start after an update);
 //! - what the host's start waits for (`Learning::load`: at most its
 //!   WAIT_AT_START) and when the history is in use (adopted at a `poll`).
 //!
 //!     cargo bench --bench store_load [-- MB...]     (default: 1 10 16)
 
 use laya::engine::{Engine, EngineOptions};
-use laya::learn::learning::{LearnStatus, Learning};
+use laya::learn::format::{self, Item};
+use laya::learn::learning::{build_history, build_history_by_entry, LearnStatus, Learning};
 use laya::learn::store::{Forget, Store, DEFAULT_MAX_BYTES};
 use laya::learn::Learnt;
 use std::sync::{Arc, Mutex};
@@ -58,6 +64,60 @@ fn load_decoded(store: &Store) -> (Duration, usize, usize) {
     (t0.elapsed(), l.words.len(), l.pairs.len())
 }
 
+/// The loading thread's work: reading, checking and building with `build`.
+fn load_with(
+    store: &Store,
+    build: fn(&[u8]) -> Result<laya::engine::personal::History, format::DecodeError>,
+) -> (Duration, usize) {
+    let t0 = Instant::now();
+    let (h, _) = store.load_with(build).expect("load");
+    let took = t0.elapsed();
+    let words = h.expect("a history").words();
+    (took, words)
+}
+
+/// The store's entries in reverse order (as unsorted as a writer that
+/// kept no order left them), with a valid checksum.
+fn reversed(bytes: &[u8]) -> Vec<u8> {
+    let (mut words, mut pairs) = (Vec::new(), Vec::new());
+    format::visit(bytes, |item| {
+        let mut out = Vec::new();
+        let text = |out: &mut Vec<u8>, s: &str| {
+            out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        };
+        let e = match item {
+            Item::Word(w, e) => {
+                text(&mut out, w);
+                e
+            }
+            Item::Pair(o, c, w, e) => {
+                out.push(o);
+                text(&mut out, c);
+                text(&mut out, w);
+                e
+            }
+            // None in these stores.
+            Item::Rejection(..) => return,
+        };
+        out.extend_from_slice(&e.count.to_le_bytes());
+        out.extend_from_slice(&e.last.to_le_bytes());
+        match item {
+            Item::Word(..) => words.push(out),
+            Item::Pair(..) => pairs.push(out),
+            Item::Rejection(..) => {}
+        }
+    })
+    .expect("a store");
+    let mut out = bytes[..format::HEADER_LEN].to_vec();
+    for r in words.iter().rev().chain(pairs.iter().rev()) {
+        out.extend_from_slice(r);
+    }
+    let sum = format::checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
 /// Now: what the start waits for, and when the history is in use.
 fn load_now(store: &Store) -> (Duration, Duration, usize) {
     let mut e = engine();
@@ -85,8 +145,8 @@ fn main() {
         sizes
     };
     let dir = std::env::temp_dir().join(format!("laya-store-bench-{}", std::process::id()));
-    println!("| store MB | words | pairs | decode + learn_counts ms (first way) | start waits ms | history in use after ms |");
-    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| store MB | words | pairs | decode + learn_counts ms (first way) | maps entry by entry ms (second way) | frozen ms | frozen, entries unsorted ms | start waits ms | history in use after ms |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for mb in sizes {
         let _ = std::fs::remove_dir_all(&dir);
         let store = Store::new(&dir, DEFAULT_MAX_BYTES.max(mb << 20));
@@ -98,19 +158,34 @@ fn main() {
         }
         store.save(&l, &Forget::Nothing).expect("save");
         let bytes = std::fs::metadata(store.path()).expect("store").len();
+        let unsorted_dir = dir.with_extension("unsorted");
+        let _ = std::fs::remove_dir_all(&unsorted_dir);
+        std::fs::create_dir_all(&unsorted_dir).expect("a folder");
+        let unsorted = Store::new(&unsorted_dir, usize::MAX);
+        let file = std::fs::read(store.path()).expect("store");
+        std::fs::write(unsorted.path(), reversed(&file)).expect("write");
         // Alternating, three of each: the spread shows the machine's noise.
         for _ in 0..3 {
             let (first, words, pairs) = load_decoded(&store);
+            let (second, second_words) = load_with(&store, build_history_by_entry);
+            let (frozen, frozen_words) = load_with(&store, build_history);
+            let (frozen_unsorted, unsorted_words) = load_with(&unsorted, build_history);
             let (waited, in_use, adopted_words) = load_now(&store);
             assert!(adopted_words > 0 && adopted_words <= words);
+            assert_eq!((second_words, frozen_words), (adopted_words, adopted_words));
+            assert_eq!(unsorted_words, adopted_words);
             println!(
-                "| {:.1} | {words} | {pairs} | {:.1} | {:.1} | {:.1} |",
+                "| {:.1} | {words} | {pairs} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
                 bytes as f64 / (1 << 20) as f64,
                 ms(first),
+                ms(second),
+                ms(frozen),
+                ms(frozen_unsorted),
                 ms(waited),
                 ms(in_use),
             );
         }
+        let _ = std::fs::remove_dir_all(&unsorted_dir);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

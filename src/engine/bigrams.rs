@@ -6,7 +6,7 @@
 use super::frozen::FrozenPairs;
 use super::memory::{self, CacheMemory};
 use crate::text::hash::FastMap;
-use crate::text::tokenizer::is_word_char;
+use crate::text::tokenizer::{is_word_byte, is_word_char};
 
 /// Followers kept per previous word (the rarest, oldest go beyond it).
 pub const MAX_FOLLOWERS: usize = 24;
@@ -65,6 +65,63 @@ fn mix(h: &mut u64, b: u8) {
 /// Mixes the gap at the end of `before` and the word before it into `h`;
 /// returns where that word starts (None: no word close enough).
 fn mix_previous_word(before: &str, h: &mut u64) -> Option<usize> {
+    match mix_previous_word_ascii(before.as_bytes(), h) {
+        Some(start) => start,
+        None => mix_previous_word_chars(before, h),
+    }
+}
+
+/// `mix_previous_word` where the gap is ASCII (word characters are), byte
+/// by byte: the same hash without decoding characters (loading a store
+/// hashes every pair's context). None, `h` untouched, where it is not.
+fn mix_previous_word_ascii(b: &[u8], h: &mut u64) -> Option<Option<usize>> {
+    let gap = b
+        .iter()
+        .rev()
+        .take(MAX_GAP + 1)
+        .take_while(|&&c| !is_word_byte(c));
+    if gap.clone().any(|c| !c.is_ascii()) {
+        return None;
+    }
+    let (mut at, mut gap, mut punct, mut last_newline) = (b.len(), 0, 0, false);
+    while at > 0 && !is_word_byte(b[at - 1]) {
+        let c = b[at - 1];
+        gap += 1;
+        if gap > MAX_GAP {
+            return Some(None);
+        }
+        at -= 1;
+        if c == b'\n' {
+            if !last_newline && punct < MAX_PUNCT {
+                mix(h, b'\n');
+                punct += 1;
+            }
+            last_newline = true;
+        } else if !(c as char).is_whitespace() {
+            last_newline = false;
+            if punct < MAX_PUNCT {
+                mix(h, c);
+                punct += 1;
+            }
+        }
+    }
+    if at == 0 {
+        return Some(None);
+    }
+    let end = at;
+    let start = b[..end]
+        .iter()
+        .rposition(|&c| !is_word_byte(c))
+        .map_or(0, |i| i + 1);
+    mix(h, 0);
+    for &c in &b[start..end] {
+        mix(h, c);
+    }
+    Some(Some(start))
+}
+
+/// `mix_previous_word` character by character (any gap).
+fn mix_previous_word_chars(before: &str, h: &mut u64) -> Option<usize> {
     let mut chars = before.char_indices().rev().peekable();
     let mut gap = 0;
     let mut punct = 0;
@@ -461,6 +518,27 @@ mod tests {
         // Non-ASCII characters in the gap are punctuation, not a panic.
         assert_ne!(k("café "), k("caf "));
         assert!(k("é ").is_none());
+    }
+
+    #[test]
+    fn ascii_gaps_hash_as_characters_do() {
+        let alphabet = [
+            'a', 'Z', '_', '1', ' ', '\n', '\t', '\x0b', '.', '(', 'é', '\u{a0}', '—',
+        ];
+        let mut rng = crate::model::testgen::Rng::new(7);
+        for _ in 0..20_000 {
+            let n = rng.below(24);
+            let s: String = (0..n)
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            for end in (0..=s.len()).filter(|&e| s.is_char_boundary(e)) {
+                let before = &s[..end];
+                let (mut a, mut b) = (1u64, 1u64);
+                let fast = mix_previous_word(before, &mut a);
+                let chars = mix_previous_word_chars(before, &mut b);
+                assert_eq!((fast, a), (chars, b), "{before:?}");
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,18 @@ use std::hash::BuildHasher;
 /// Compares two words the way the word cache's prefix index orders them:
 /// by their ASCII-lowercase spelling, then a NUL, then the word itself.
 pub fn index_cmp(a: &str, b: &str) -> Ordering {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    if x.len() == y.len() {
+        // The usual case, without walking the keys byte by byte: spellings
+        // of one length, compared lowercase, then as written.
+        let lower = x
+            .iter()
+            .zip(y)
+            .map(|(p, q)| p.to_ascii_lowercase().cmp(&q.to_ascii_lowercase()))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal);
+        return lower.then_with(|| x.cmp(y));
+    }
     index_bytes(a).cmp(index_bytes(b))
 }
 
@@ -356,7 +368,7 @@ impl FrozenBuilder {
         let mut at = 0;
         while at < pairs.len() {
             let key = pairs[at].0;
-            let end = at + pairs[at..].partition_point(|p| p.0 == key);
+            let end = at + pairs[at..].iter().take_while(|p| p.0 == key).count();
             if f.keys.len() == max_keys {
                 return None;
             }

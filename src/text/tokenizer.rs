@@ -9,7 +9,7 @@ pub fn is_word_char(c: char) -> bool {
 }
 
 #[inline]
-fn is_word_byte(b: u8) -> bool {
+pub(crate) fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
