@@ -156,7 +156,7 @@ fn main() {
             l.add_text(&text(200_000, 150_000 + chunk), chunk as u32);
             chunk += 1;
         }
-        store.save(&l, &Forget::Nothing).expect("save");
+        store.save(&l, &Forget::Nothing, &[]).expect("save");
         let bytes = std::fs::metadata(store.path()).expect("store").len();
         let unsorted_dir = dir.with_extension("unsorted");
         let _ = std::fs::remove_dir_all(&unsorted_dir);

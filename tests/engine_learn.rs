@@ -68,7 +68,7 @@ fn a_store_loading_late_keeps_what_was_taught_meanwhile() {
     let mut stored = Learnt::default();
     stored.add_text(HISTORY, 1);
     Store::new(&dir, DEFAULT_MAX_BYTES)
-        .save(&stored, &Forget::Nothing)
+        .save(&stored, &Forget::Nothing, &[])
         .unwrap();
     // Another host holding the store's lock keeps the loading thread waiting.
     let lock = std::fs::OpenOptions::new()
@@ -111,51 +111,85 @@ fn a_store_loading_late_keeps_what_was_taught_meanwhile() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A session on the store in `dir`: its history loaded into `e`.
+fn store_session(dir: &std::path::Path, e: &mut Engine) -> laya::learn::learning::Learning {
+    use laya::learn::learning::{LearnStatus, Learning};
+    use laya::learn::store::{Store, DEFAULT_MAX_BYTES};
+    use std::sync::{Arc, Mutex};
+    let status = Arc::new(Mutex::new(LearnStatus::default()));
+    let mut l = Learning::new(Some(Store::new(dir, DEFAULT_MAX_BYTES)), status);
+    l.load(e);
+    while l.is_loading() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        l.poll(e);
+    }
+    l
+}
+
+/// The rejections in the store in `dir`, as saved.
+fn stored_rejections(dir: &std::path::Path) -> Vec<(String, String)> {
+    use laya::learn::store::{Store, DEFAULT_MAX_BYTES};
+    let (l, _) = Store::new(dir, DEFAULT_MAX_BYTES).load().unwrap();
+    let mut r: Vec<_> = l
+        .rejections
+        .keys()
+        .map(|(c, w)| (c.to_string(), w.to_string()))
+        .collect();
+    r.sort();
+    r
+}
+
+/// One rejection is enough to move a word down.
+const REJECTING: &str = "rejected=0,rejected_min=1";
+const REPORT: &str = "We looked at the report and then we wrote the ";
+
+/// Types `word` and a space after REPORT in `buffer`, which teaches, key by
+/// key, reading every answer when `seen`, and hands what the engine
+/// rejected and took back to `learning` after each key, as the host does;
+/// the top candidate after the first key.
+fn type_word(
+    e: &mut Engine,
+    learning: &mut laya::learn::learning::Learning,
+    buffer: u64,
+    word: &str,
+    seen: bool,
+) -> Option<String> {
+    let typed = format!("{word} ");
+    let mut first = None;
+    for n in 1..=typed.len() {
+        let before = format!("{REPORT}{}", &typed[..n]);
+        let p = e.predict(&laya::engine::Request {
+            learn: true,
+            ..default_engine::request(buffer, &before, seen)
+        });
+        if n == 1 {
+            first = p.candidates.first().map(|c| c.word.clone());
+        }
+        learning.rejections(e);
+    }
+    first
+}
+
 /// What the user typed past reaches the personal store and is rejected
 /// again in a new engine loading it (a new session); `forget` of the word
 /// takes it out of the store.
 #[test]
 fn rejections_are_kept_in_the_store_until_forgotten() {
-    use laya::learn::learning::{LearnStatus, Learning};
-    use laya::learn::store::{Store, DEFAULT_MAX_BYTES};
-    use std::sync::{Arc, Mutex};
     let dir = store_dir("rejections");
-    let session = |e: &mut laya::engine::Engine| {
-        let status = Arc::new(Mutex::new(LearnStatus::default()));
-        let mut l = Learning::new(Some(Store::new(&dir, DEFAULT_MAX_BYTES)), status);
-        l.load(e);
-        while l.is_loading() {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            l.poll(e);
-        }
-        l
-    };
-    const TUNE: &str = "rejected=0,rejected_min=1";
-    let text = "We looked at the report and then we wrote the ";
-    let mut e = default_engine::engine(TUNE);
-    let mut learning = session(&mut e);
-    // Typing "summary " key by key, reading every answer.
-    let mut first = None;
-    for n in 1..="summary ".len() {
-        let before = format!("{text}{}", &"summary "[..n]);
-        let p = e.predict(&laya::engine::Request {
-            learn: true,
-            ..default_engine::request(1, &before, true)
-        });
-        first = first.or(p.candidates.first().map(|c| c.word.clone()));
-        learning.rejections(&mut e);
-    }
-    let rejected = first.expect("a candidate after \"the s\"");
+    let mut e = default_engine::engine(REJECTING);
+    let mut learning = store_session(&dir, &mut e);
+    let rejected =
+        type_word(&mut e, &mut learning, 1, "summary", true).expect("a candidate after \"the s\"");
     assert_ne!(rejected, "summary");
     assert_eq!(e.rejections_after("the ", &rejected), 1);
     learning.finish();
 
-    let mut e = default_engine::engine(TUNE);
-    let mut learning = session(&mut e);
+    let mut e = default_engine::engine(REJECTING);
+    let mut learning = store_session(&dir, &mut e);
     assert_eq!(e.rejections_after("the ", &rejected), 1, "{rejected}");
     // The same text in a new buffer: without the rejection, the same top.
     let top = |e: &mut laya::engine::Engine, b| {
-        let before = format!("{text}s");
+        let before = format!("{REPORT}s");
         e.predict(&default_engine::request(b, &before, false))
             .candidates
             .first()
@@ -165,9 +199,42 @@ fn rejections_are_kept_in_the_store_until_forgotten() {
     learning.forget(&mut e, Some(&rejected));
     learning.finish();
 
-    let mut e = default_engine::engine(TUNE);
-    session(&mut e);
+    let mut e = default_engine::engine(REJECTING);
+    store_session(&dir, &mut e);
     assert_eq!(e.rejections_after("the ", &rejected), 0);
     assert_eq!(top(&mut e, 3).as_deref(), Some(rejected.as_str()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A rejection saved in one session leaves the store once the user writes
+/// the word there in a later one (the engine takes it back in memory at
+/// once), and the session after does not bring it back.
+#[test]
+fn a_rejection_leaves_the_store_once_the_word_is_written_there() {
+    let dir = store_dir("taken-back");
+    let mut e = default_engine::engine(REJECTING);
+    let mut learning = store_session(&dir, &mut e);
+    let rejected =
+        type_word(&mut e, &mut learning, 1, "summary", true).expect("a candidate after \"the s\"");
+    learning.finish();
+    // The first top and those shown while typing on.
+    let saved = ("the ".to_string(), rejected.clone());
+    let before = stored_rejections(&dir);
+    assert!(before.contains(&saved), "{before:?}");
+
+    let mut e = default_engine::engine(REJECTING);
+    let mut learning = store_session(&dir, &mut e);
+    assert_eq!(e.rejections_after("the ", &rejected), 1);
+    // Written there, with no ghost read meanwhile (nothing else rejected).
+    type_word(&mut e, &mut learning, 2, &rejected, false);
+    assert_eq!(e.rejections_after("the ", &rejected), 0, "in memory");
+    learning.finish();
+    let mut others = before;
+    others.retain(|r| *r != saved);
+    assert_eq!(stored_rejections(&dir), others, "{saved:?} is to go, only");
+
+    let mut e = default_engine::engine(REJECTING);
+    store_session(&dir, &mut e);
+    assert_eq!(e.rejections_after("the ", &rejected), 0, "the next session");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -11,7 +11,7 @@ use crate::engine::Engine;
 use crate::learn::format;
 use crate::learn::privacy::{is_secret_path, without_secret_lines};
 use crate::learn::store::{Forget, Store};
-use crate::learn::{now, Learnt};
+use crate::learn::{now, Learnt, Rejection};
 use log::{info, warn};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
@@ -60,6 +60,9 @@ pub struct Learning {
     store: Option<Arc<Store>>,
     pending: Learnt,
     forget: Forget,
+    /// Rejections taken back since the last save (the word was written
+    /// there): the store drops them too.
+    taken_back: Vec<Rejection>,
     last_save: Instant,
     saver: Option<JoinHandle<()>>,
     /// A store being loaded: the loading thread's answer to come, when it
@@ -74,6 +77,7 @@ impl Learning {
             store: store.map(Arc::new),
             pending: Learnt::default(),
             forget: Forget::Nothing,
+            taken_back: Vec::new(),
             last_save: Instant::now(),
             saver: None,
             loading: None,
@@ -184,9 +188,11 @@ impl Learning {
         }
     }
 
-    /// After a keystroke: what the user rejected (and wrote where it was
-    /// rejected) joins what the store is to keep. The engine only reports
-    /// it from buffers that may teach the user's history (`Request::learn`).
+    /// After a keystroke: what the user rejected joins what the store is
+    /// to keep, and what the user wrote where it was rejected leaves it
+    /// (also from the store on disk, at the next save). The engine only
+    /// reports it from buffers that may teach the user's history
+    /// (`Request::learn`).
     pub fn rejections(&mut self, engine: &mut Engine) {
         for e in engine.take_rejections() {
             match &e {
@@ -194,9 +200,9 @@ impl Learning {
                     self.pending.add_rejection(ctx, word, now());
                 }
                 RejectionEvent::Written { ctx, word } => {
-                    self.pending
-                        .rejections
-                        .remove(&(ctx.as_str().into(), word.as_str().into()));
+                    let r: Rejection = (ctx.as_str().into(), word.as_str().into());
+                    self.pending.take_back(std::slice::from_ref(&r));
+                    self.taken_back.push(r);
                 }
             }
             if let Some((_, _, early)) = &mut self.loading {
@@ -236,6 +242,7 @@ impl Learning {
         match word {
             None => {
                 self.pending = Learnt::default();
+                self.taken_back.clear();
                 self.forget = Forget::All;
             }
             Some(w) => {
@@ -275,12 +282,12 @@ impl Learning {
         let Some(store) = self.store.clone() else {
             return;
         };
-        let (pending, forget) = self.take();
+        let (pending, forget, taken_back) = self.take();
         let status = self.status.clone();
         self.last_save = Instant::now();
         let spawned = std::thread::Builder::new()
             .name("laya-save".into())
-            .spawn(move || save(&store, &pending, &forget, &status));
+            .spawn(move || save(&store, &pending, &forget, &taken_back, &status));
         match spawned {
             Ok(h) => self.saver = Some(h),
             Err(e) => warn!("cannot start saving the personal store: {e}"),
@@ -296,13 +303,14 @@ impl Learning {
     }
 
     pub fn has_news(&self) -> bool {
-        !self.pending.is_empty() || self.forget != Forget::Nothing
+        !self.pending.is_empty() || self.forget != Forget::Nothing || !self.taken_back.is_empty()
     }
 
-    fn take(&mut self) -> (Learnt, Forget) {
+    fn take(&mut self) -> (Learnt, Forget, Vec<Rejection>) {
         (
             std::mem::take(&mut self.pending),
             std::mem::take(&mut self.forget),
+            std::mem::take(&mut self.taken_back),
         )
     }
 
@@ -313,8 +321,8 @@ impl Learning {
             let _ = h.join();
         }
         if let (Some(store), true) = (self.store.clone(), self.has_news()) {
-            let (pending, forget) = self.take();
-            save(&store, &pending, &forget, &self.status);
+            let (pending, forget, taken_back) = self.take();
+            save(&store, &pending, &forget, &taken_back, &self.status);
         }
         self.last_save = Instant::now();
         self.lock_status().flushes += 1;
@@ -363,8 +371,14 @@ pub fn build_history_by_entry(bytes: &[u8]) -> Result<History, format::DecodeErr
     Ok(h)
 }
 
-fn save(store: &Store, pending: &Learnt, forget: &Forget, status: &Mutex<LearnStatus>) {
-    let result = store.save(pending, forget);
+fn save(
+    store: &Store,
+    pending: &Learnt,
+    forget: &Forget,
+    taken_back: &[Rejection],
+    status: &Mutex<LearnStatus>,
+) {
+    let result = store.save(pending, forget, taken_back);
     let mut s = status.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Ok(report) => {

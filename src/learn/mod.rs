@@ -10,9 +10,9 @@ pub mod learning;
 pub mod privacy;
 pub mod store;
 
-use crate::engine::bigrams::context_starts;
+use crate::engine::bigrams::{context_starts, keys_before};
 use crate::text::tokenizer::{tokenize, TokenKind};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How often and how lately something was learnt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,6 +67,22 @@ impl Learnt {
         };
         let key = (ctx.into(), word.into());
         self.rejections.entry(key).or_default().merge(one);
+    }
+
+    /// Takes back the rejections of each (context, word) of `written`: the
+    /// word was written there. A stored rejection goes whatever its
+    /// context's text, if its key is the same (`keys_before`: blanks are
+    /// not part of it), as the engine takes it back in memory.
+    pub fn take_back(&mut self, written: &[Rejection]) {
+        let written: HashSet<_> = written
+            .iter()
+            .filter_map(|(c, w)| Some((keys_before(c)[0]?, &**w)))
+            .collect();
+        if written.is_empty() {
+            return;
+        }
+        self.rejections
+            .retain(|(c, w), _| keys_before(c)[0].is_none_or(|k| !written.contains(&(k, &**w))));
     }
 
     /// Counts the words of `text` and the pairs the engine's pair caches use.
@@ -206,6 +222,20 @@ mod tests {
             .keys()
             .all(|(_, c, w)| &**w != "zorb" && !c.contains("zorb")));
         assert!(l.words.contains_key("call"));
+    }
+
+    #[test]
+    fn taking_back_a_rejection_matches_its_context_by_key() {
+        let mut l = Learnt::default();
+        l.add_rejection("the ", "zorb", 7);
+        l.add_rejection("the\t", "zorb", 7);
+        l.add_rejection("the ", "plonk", 7);
+        l.add_rejection("a ", "zorb", 7);
+        l.add_rejection("(", "zorb", 7);
+        l.take_back(&[("the  ".into(), "zorb".into()), ("".into(), "zorb".into())]);
+        let mut left: Vec<_> = l.rejections.keys().map(|(c, w)| (&**c, &**w)).collect();
+        left.sort();
+        assert_eq!(left, [("(", "zorb"), ("a ", "zorb"), ("the ", "plonk")]);
     }
 
     #[test]

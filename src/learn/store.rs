@@ -10,7 +10,7 @@
 //! aside with one message, never deleted.
 
 use super::format::{self, DecodeError};
-use super::Learnt;
+use super::{Learnt, Rejection};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -174,8 +174,15 @@ impl Store {
     }
 
     /// Adds `new` (learnt since the last save) to the store as it is on
-    /// disk now, after removing what `forget` names; bounded by the cap.
-    pub fn save(&self, new: &Learnt, forget: &Forget) -> io::Result<Report> {
+    /// disk now, after removing what `forget` names and the rejections
+    /// `taken_back` (words written where they had been rejected, before
+    /// `new`'s rejections, which came after); bounded by the cap.
+    pub fn save(
+        &self,
+        new: &Learnt,
+        forget: &Forget,
+        taken_back: &[Rejection],
+    ) -> io::Result<Report> {
         let _lock = self.lock()?;
         let (mut all, mut report) = self.read_locked()?;
         match forget {
@@ -183,6 +190,7 @@ impl Store {
             Forget::All => all = Learnt::default(),
             Forget::Words(words) => words.iter().for_each(|w| all.forget_word(w)),
         }
+        all.take_back(taken_back);
         all.merge(new);
         all.evict_to(self.max_bytes);
         let bytes = format::encode(&all);
@@ -254,10 +262,11 @@ mod tests {
         let d = tmpdir("add");
         let s = Store::new(d.join("laya"), DEFAULT_MAX_BYTES);
         assert!(s.load().unwrap().0.is_empty());
-        s.save(&learnt("alpha beta"), &Forget::Nothing).unwrap();
+        s.save(&learnt("alpha beta"), &Forget::Nothing, &[])
+            .unwrap();
         // A second host's save adds to the first's.
         Store::new(d.join("laya"), DEFAULT_MAX_BYTES)
-            .save(&learnt("alpha gamma"), &Forget::Nothing)
+            .save(&learnt("alpha gamma"), &Forget::Nothing, &[])
             .unwrap();
         let (l, _) = s.load().unwrap();
         assert_eq!(l.words["alpha"].count, 2);
@@ -265,11 +274,35 @@ mod tests {
         let (size, dir_mode, file_mode) = s.describe();
         assert!(size.unwrap() > 0);
         assert_eq!((dir_mode, file_mode), (Some(0o700), Some(0o600)));
-        s.save(&Learnt::default(), &Forget::Words(vec!["alpha".into()]))
-            .unwrap();
+        s.save(
+            &Learnt::default(),
+            &Forget::Words(vec!["alpha".into()]),
+            &[],
+        )
+        .unwrap();
         assert!(!s.load().unwrap().0.words.contains_key("alpha"));
-        s.save(&Learnt::default(), &Forget::All).unwrap();
+        s.save(&Learnt::default(), &Forget::All, &[]).unwrap();
         assert!(s.load().unwrap().0.is_empty());
+        fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_save_takes_back_rejections_before_adding_the_new_ones() {
+        let d = tmpdir("taken-back");
+        let s = Store::new(&d, DEFAULT_MAX_BYTES);
+        let mut l = Learnt::default();
+        l.add_rejection("the ", "zorb", 1);
+        l.add_rejection("the ", "plonk", 1);
+        s.save(&l, &Forget::Nothing, &[]).unwrap();
+        s.save(&l, &Forget::Nothing, &[]).unwrap();
+        // Written after "the  " (the same context), then rejected there again.
+        let mut again = Learnt::default();
+        again.add_rejection("the ", "zorb", 2);
+        let written = ("the  ".into(), "zorb".into());
+        s.save(&again, &Forget::Nothing, &[written]).unwrap();
+        let r = s.load().unwrap().0.rejections;
+        assert_eq!(r[&("the ".into(), "zorb".into())].count, 1);
+        assert_eq!(r[&("the ".into(), "plonk".into())].count, 2);
         fs::remove_dir_all(d).unwrap();
     }
 
@@ -277,7 +310,7 @@ mod tests {
     fn unreadable_stores_are_set_aside_not_deleted() {
         let d = tmpdir("aside");
         let s = Store::new(&d, DEFAULT_MAX_BYTES);
-        s.save(&learnt("alpha"), &Forget::Nothing).unwrap();
+        s.save(&learnt("alpha"), &Forget::Nothing, &[]).unwrap();
         let good = fs::read(s.path()).unwrap();
         for (bytes, tag) in [
             (good[..good.len() - 3].to_vec(), "corrupt"),
@@ -312,14 +345,14 @@ mod tests {
     fn a_save_cut_short_leaves_the_previous_store() {
         let d = tmpdir("torn");
         let s = Store::new(&d, DEFAULT_MAX_BYTES);
-        s.save(&learnt("alpha"), &Forget::Nothing).unwrap();
+        s.save(&learnt("alpha"), &Forget::Nothing, &[]).unwrap();
         // What a writer killed mid-save leaves: half a temporary file.
         let bytes = format::encode(&learnt("alpha beta gamma"));
         let torn = d.join(format!("{FILE}.tmp-999999"));
         fs::write(&torn, &bytes[..bytes.len() / 2]).unwrap();
         let (l, report) = s.load().unwrap();
         assert!(l.words.contains_key("alpha") && report.set_aside.is_none());
-        s.save(&learnt("delta"), &Forget::Nothing).unwrap();
+        s.save(&learnt("delta"), &Forget::Nothing, &[]).unwrap();
         assert!(!torn.exists(), "the next save clears it");
         fs::remove_dir_all(d).unwrap();
     }
@@ -333,7 +366,7 @@ mod tests {
                 std::thread::spawn(move || {
                     let s = Store::new(&d, DEFAULT_MAX_BYTES);
                     for i in 0..25 {
-                        s.save(&learnt(&format!("shared w{t}x{i}")), &Forget::Nothing)
+                        s.save(&learnt(&format!("shared w{t}x{i}")), &Forget::Nothing, &[])
                             .unwrap();
                     }
                 })
