@@ -5,19 +5,6 @@
 mod common;
 use common::Session;
 
-/// Runs `:checkhealth laya` and returns the report once it is complete.
-async fn health_report(s: &Session) -> String {
-    s.command("checkhealth laya").await;
-    s.wait_for("the health report", || async {
-        let t = s
-            .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
-            .await;
-        let t = t.as_str().unwrap().to_string();
-        t.contains("recent latency").then_some(t)
-    })
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn laya_status_enable_disable_toggle_log_and_completion() {
     let s = Session::start("commands").await;
@@ -86,7 +73,7 @@ async fn checkhealth_reports_binary_version_host_and_latency() {
     s.input("zeph").await;
     s.wait_ghost_starting("yrine").await;
     s.input("<Esc>").await;
-    let text = health_report(&s).await;
+    let text = s.health_report().await;
     assert!(
         text.contains("version 0.1.0 (matches the plugin)"),
         "{text}"
@@ -131,7 +118,7 @@ async fn a_malformed_word_list_shows_in_checkhealth_and_status() {
         status.contains("Word list error: word list ") && status.contains("m.words.txt: line 2"),
         "{status}"
     );
-    let text = health_report(&s).await;
+    let text = s.health_report().await;
     assert!(text.contains("word list not loaded: word list "), "{text}");
     // The typed error's advice for its kind.
     assert!(text.contains("restore STEM.words.txt"), "{text}");

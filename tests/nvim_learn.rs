@@ -66,6 +66,10 @@ async fn learnt_in_one_session_predicted_in_the_next_and_forgotten_on_request() 
     let status = s.output("Laya status").await;
     assert!(status.contains("Personal store: "), "{status}");
     assert!(status.contains("permissions dir 700 file 600"), "{status}");
+    assert!(
+        status.contains("Rejections remembered: off (learn.rejections)"),
+        "{status}"
+    );
 
     s.input("<Esc>").await;
     s.command("Laya forget quorbinex").await;
@@ -199,7 +203,8 @@ async fn two_neovims_learning_at_once_lose_nothing() {
 /// A ghost word read and typed past (`learn.rejections`) is kept in the
 /// store (not from a file kept out of learning) and moves down after the
 /// same previous word in a new session (and not from the same store
-/// without it), until `:Laya forget` of the word.
+/// without it), until `:Laya forget` of the word; `:Laya status` and
+/// `:checkhealth laya` count the rejections remembered all along.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_word_typed_past_moves_down_in_the_next_session() {
     let store = store_dir("learn-reject");
@@ -222,9 +227,11 @@ async fn a_word_typed_past_moves_down_in_the_next_session() {
     s.set_lines(&[words]).await;
     s.input("Goalpha zy").await;
     s.wait_ghost_starting("gote").await;
+    wait_rejections(&s, 0).await;
     s.input("murgy next").await;
     s.wait_idle().await;
     s.input("<Esc>").await;
+    wait_rejections(&s, 1).await;
     // The same in a file kept out of learning teaches nothing.
     s.command("edit notes.private").await;
     s.set_lines(&[words]).await;
@@ -233,6 +240,9 @@ async fn a_word_typed_past_moves_down_in_the_next_session() {
     s.input("murgy next").await;
     s.wait_idle().await;
     s.input("<Esc>").await;
+    wait_rejections(&s, 1).await;
+    let health = s.health_report().await;
+    assert!(health.contains("Rejections remembered: 1"), "{health}");
     quit(s).await;
     let mut l = read_store(&store);
     let rejected = ("alpha ".into(), "zygote".into());
@@ -256,14 +266,28 @@ async fn a_word_typed_past_moves_down_in_the_next_session() {
     let s = session("learn-reject-2", store.clone()).await;
     let ghost = ghost_after_alpha(&s, words).await;
     assert!(!ghost.starts_with("gote"), "{ghost:?}");
+    wait_rejections(&s, 1).await;
     s.command("Laya forget zygote").await;
+    wait_rejections(&s, 0).await;
     quit(s).await;
     assert!(read_store(&store).rejections.is_empty());
 
     let s = session("learn-reject-3", without).await;
     let ghost = ghost_after_alpha(&s, words).await;
     assert!(ghost.starts_with("gote"), "{ghost:?}");
+    wait_rejections(&s, 0).await;
     quit(s).await;
+}
+
+/// Waits until `:Laya status` says `n` rejections are remembered (the host
+/// counts them after the keystroke it answers, or once its store is loaded).
+async fn wait_rejections(s: &Session, n: u64) {
+    let want = format!("Rejections remembered: {n}\n");
+    s.wait_for(&format!("{want:?} in :Laya status"), || async {
+        let status = s.output("Laya status").await + "\n";
+        status.contains(&want).then_some(())
+    })
+    .await;
 }
 
 /// The ghost text after typing "alpha zy" below `words`.

@@ -352,6 +352,12 @@ function M.status_lines(st)
       l.file_mode ~= vim.NIL and l.file_mode or '-',
       l.load_ms or 0
     )
+    -- Nil (vim.NIL) from the host when rejections are not learnt (learn.rejections off).
+    if type(l.rejections) == 'number' then
+      lines[#lines + 1] = string.format('Rejections remembered: %d', l.rejections)
+    else
+      lines[#lines + 1] = 'Rejections remembered: off (learn.rejections)'
+    end
     if l.error and l.error ~= vim.NIL then
       lines[#lines + 1] = 'Personal store problem: ' .. l.error
     end

@@ -46,6 +46,9 @@ struct Rejected {
 pub struct Rejections {
     keys: FastMap<Key, Rejected>,
     clock: u64,
+    /// (context, word) pairs held, kept as they change (status asks for
+    /// it after every keystroke).
+    remembered: usize,
 }
 
 impl Rejections {
@@ -56,6 +59,16 @@ impl Rejections {
 
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
+    }
+
+    /// (context, word) pairs held: what `status` shows.
+    pub fn remembered(&self) -> usize {
+        self.remembered
+    }
+
+    /// Counts the pairs held again, after a change of many at once.
+    fn recount(&mut self) {
+        self.remembered = self.keys.values().map(|r| r.words.len()).sum();
     }
 
     /// `n` rejections of `word` after `ctx` (the text from the previous
@@ -87,8 +100,10 @@ impl Rejections {
                         .min_by_key(|(_, (_, c))| *c)
                         .expect("full list");
                     r.words.remove(i);
+                    self.remembered -= 1;
                 }
                 r.words.push((word.into(), n));
+                self.remembered += 1;
             }
         }
     }
@@ -116,6 +131,7 @@ impl Rejections {
             return false;
         };
         r.words.remove(i);
+        self.remembered -= 1;
         if r.words.is_empty() {
             self.keys.remove(&key);
         }
@@ -129,6 +145,7 @@ impl Rejections {
             !r.words.is_empty()
                 && !tokenize(&r.ctx).any(|t| t.kind == TokenKind::Word && t.text == word)
         });
+        self.recount();
     }
 
     /// Every (context, word, rejections) held.
@@ -164,6 +181,7 @@ impl Rejections {
         let mid = lasts.len() / 2;
         let (_, &mut cut, _) = lasts.select_nth_unstable(mid);
         self.keys.retain(|_, r| r.last > cut);
+        self.recount();
     }
 }
 
@@ -276,6 +294,13 @@ impl Engine {
         }
     }
 
+    /// The (context, word) pairs of rejections the engine remembers (from
+    /// the store and this session), None when they are not learnt
+    /// (`Tuning::rejected` 1: they would move nothing down).
+    pub fn rejections_remembered(&self) -> Option<usize> {
+        (self.opts.tuning.rejected < 1.0).then(|| self.rejections.remembered())
+    }
+
     /// Rejections of `word` after the text `before` (0 when there is no
     /// previous word).
     pub fn rejections_after(&self, before: &str, word: &str) -> u32 {
@@ -358,13 +383,17 @@ mod tests {
         let of = keys_before("of ")[0].unwrap();
         assert_eq!(r.count(of, "that"), 3);
         assert_eq!(r.count(keys_before("so ")[0].unwrap(), "that"), 0);
+        assert_eq!(r.remembered(), 2);
         assert!(r.written(of, "that"));
+        assert_eq!(r.remembered(), 1);
         assert!(!r.written(of, "that"));
         assert_eq!(r.count(of, "that"), 0);
         r.add("zorb ", "this", 1);
         r.add("of ", "zorb", 1);
+        assert_eq!(r.remembered(), 3);
         r.forget_word("zorb");
         assert_eq!(r.entries().collect::<Vec<_>>(), [("to ", "that", 1)]);
+        assert_eq!(r.remembered(), 1);
         // No previous word, no context.
         r.add("", "that", 1);
         r.add("  (", "that", 1);
@@ -378,6 +407,7 @@ mod tests {
             r.add(&format!("w{i} "), "x", 1);
         }
         assert!(r.len() <= MAX_REJECTED_KEYS);
+        assert_eq!(r.remembered(), r.len());
         assert_eq!(
             r.count(
                 keys_before(&format!("w{MAX_REJECTED_KEYS} "))[0].unwrap(),
@@ -391,6 +421,7 @@ mod tests {
         let k = keys_before("k ")[0].unwrap();
         assert_eq!(r.at(k).count(), MAX_WORDS);
         assert_eq!(r.count(k, "v0"), 2);
+        assert_eq!(r.remembered(), r.entries().count());
     }
 
     fn ranked(words: &[(&str, f32)]) -> Ranked {

@@ -49,6 +49,9 @@ pub struct LearnStatus {
     pub file_mode: Option<u32>,
     /// Distinct words the engine has learnt (store + this session).
     pub words: u64,
+    /// The (context, word) rejections the engine remembers (store + this
+    /// session); None when rejections are not learnt.
+    pub rejections: Option<u64>,
     pub load_ms: f64,
     /// The last problem with the store (set aside, cannot save), once.
     pub error: Option<String>,
@@ -63,6 +66,8 @@ pub struct Learning {
     /// Rejections taken back since the last save (the word was written
     /// there): the store drops them too.
     taken_back: Vec<Rejection>,
+    /// The rejections' figure last put in `status`.
+    rejections_shown: Option<u64>,
     last_save: Instant,
     saver: Option<JoinHandle<()>>,
     /// A store being loaded: the loading thread's answer to come, when it
@@ -78,6 +83,7 @@ impl Learning {
             pending: Learnt::default(),
             forget: Forget::Nothing,
             taken_back: Vec::new(),
+            rejections_shown: None,
             last_save: Instant::now(),
             saver: None,
             loading: None,
@@ -90,6 +96,7 @@ impl Learning {
     /// first `poll` after its thread is done.
     pub fn load(&mut self, engine: &mut Engine) {
         let Some(store) = self.store.clone() else {
+            self.refresh(engine);
             return;
         };
         engine.keep_rejections();
@@ -209,6 +216,13 @@ impl Learning {
                 early.push(Early::Rejection(e));
             }
         }
+        // Checked after every keystroke: a figure kept up to date, no lock
+        // unless it changed.
+        let shown = engine.rejections_remembered().map(|n| n as u64);
+        if shown != self.rejections_shown {
+            self.rejections_shown = shown;
+            self.lock_status().rejections = shown;
+        }
     }
 
     fn lock_status(&self) -> std::sync::MutexGuard<'_, LearnStatus> {
@@ -259,9 +273,11 @@ impl Learning {
         self.refresh(engine);
     }
 
-    fn refresh(&self, engine: &Engine) {
+    fn refresh(&mut self, engine: &Engine) {
+        self.rejections_shown = engine.rejections_remembered().map(|n| n as u64);
         let mut s = self.lock_status();
         s.words = engine.learnt_words() as u64;
+        s.rejections = self.rejections_shown;
         if let Some(store) = &self.store {
             let (bytes, dir_mode, file_mode) = store.describe();
             s.path = Some(store.path());

@@ -284,6 +284,8 @@ impl Host {
             ),
             ("bytes", Value::from(s.bytes)),
             ("words", Value::from(s.words)),
+            // Nil: rejections are not learnt.
+            ("rejections", opt(s.rejections.map(Value::from))),
             (
                 "dir_mode",
                 opt(s.dir_mode.map(|m| Value::from(format!("{m:o}")))),

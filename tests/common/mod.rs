@@ -169,6 +169,19 @@ impl Session {
         v.as_str().unwrap().to_string()
     }
 
+    /// Runs `:checkhealth laya` and returns the report once it is complete.
+    pub async fn health_report(&self) -> String {
+        self.command("checkhealth laya").await;
+        self.wait_for("the health report", || async {
+            let t = self
+                .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
+                .await;
+            let t = t.as_str().unwrap().to_string();
+            t.contains("recent latency").then_some(t)
+        })
+        .await
+    }
+
     pub async fn input(&self, keys: &str) {
         self.nvim.input(keys).await.expect("nvim_input");
     }
