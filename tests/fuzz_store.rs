@@ -7,20 +7,21 @@
 //! frozen caches (`learning::build_history`) accept exactly the files the
 //! decoder accepts and hold what the caches built entry by entry hold
 //! (checked on well-formed stores of few, often repeated, words in any
-//! order, with counts of any size).
+//! order, with counts of any size, and rejections sections of any length,
+//! repeated entries and contexts with no previous word among them).
 //! See support/fuzz.rs for the runs.
 
 #[path = "support/fuzz.rs"]
 mod fuzz;
 
 use laya::engine::bigrams::keys_before;
-use laya::learn::format::{checksum, decode, encode, DecodeError, MAGIC, VERSION};
+use laya::learn::format::{checksum, decode, encode, visit, DecodeError, Item, MAGIC, VERSION};
 use laya::learn::learning::{build_history, build_history_by_entry};
 use laya::learn::Learnt;
 use proptest::prelude::*;
 
-/// One record: a word, or a pair, written the way the format says, or
-/// with its fields damaged.
+/// One record: a word, a pair or a rejection, written the way the format
+/// says, or with its fields damaged.
 fn record() -> impl Strategy<Value = Vec<u8>> {
     let text = prop_oneof![
         4 => "[a-zA-Z_]{1,12}".prop_map(String::into_bytes),
@@ -43,8 +44,8 @@ fn record() -> impl Strategy<Value = Vec<u8>> {
         (
             prop_oneof![4 => 0u8..2, 1 => any::<u8>()],
             text.clone(),
-            text,
-            lie,
+            text.clone(),
+            lie.clone(),
             any::<[u32; 2]>()
         )
             .prop_map(move |(order, c, w, l, e)| {
@@ -55,12 +56,22 @@ fn record() -> impl Strategy<Value = Vec<u8>> {
                 out.extend_from_slice(&e[1].to_le_bytes());
                 out
             }),
+        (text.clone(), text, lie, any::<[u32; 2]>()).prop_map(move |(c, w, l, e)| {
+            let mut out = Vec::new();
+            put(&mut out, &c, None);
+            put(&mut out, &w, l);
+            out.extend_from_slice(&e[0].to_le_bytes());
+            out.extend_from_slice(&e[1].to_le_bytes());
+            out
+        }),
         prop::collection::vec(any::<u8>(), 0..8),
     ]
 }
 
-/// A well-formed store in any order: words and pairs of a few letters
-/// (so that words repeat, share prefixes and contexts), counts small or any.
+/// A well-formed store in any order: words, pairs and rejections of a few
+/// letters (so that words repeat, share prefixes and contexts), counts
+/// small or any; the rejections' section (any length, none or empty too)
+/// repeats entries and has contexts without a previous word among them.
 fn well_formed() -> impl Strategy<Value = Vec<u8>> {
     let count = prop_oneof![6 => 0u32..4, 1 => any::<u32>()];
     let word = "[abAB\u{e9}]{1,3}";
@@ -70,11 +81,20 @@ fn well_formed() -> impl Strategy<Value = Vec<u8>> {
             0u8..2,
             "[ab]{1,2}[ .,\n]{1,2}([ab]{1,2}[ .(]{1,2})?",
             word,
-            count,
+            count.clone(),
         ),
         0..60,
     );
-    (words, pairs, any::<u32>()).prop_map(|(words, pairs, last)| {
+    let rejection_ctx = prop_oneof![
+        4 => "[ab]{1,2}[ .,\n]{1,2}",
+        1 => "[ .(\n]{0,2}",
+    ];
+    let rejections = prop_oneof![
+        1 => Just(None),
+        2 => prop::collection::vec((rejection_ctx, "[abA\u{e9}]{1,2}", count), 0..40)
+            .prop_map(Some),
+    ];
+    (words, pairs, rejections, any::<u32>()).prop_map(|(words, pairs, rejections, last)| {
         let text = |out: &mut Vec<u8>, s: &str| {
             out.extend_from_slice(&(s.len() as u16).to_le_bytes());
             out.extend_from_slice(s.as_bytes());
@@ -95,23 +115,41 @@ fn well_formed() -> impl Strategy<Value = Vec<u8>> {
             out.extend_from_slice(&n.to_le_bytes());
             out.extend_from_slice(&last.to_le_bytes());
         }
+        if let Some(rejections) = rejections {
+            out.extend_from_slice(&(rejections.len() as u32).to_le_bytes());
+            for (c, w, n) in rejections {
+                text(&mut out, &c);
+                text(&mut out, &w);
+                out.extend_from_slice(&n.to_le_bytes());
+                out.extend_from_slice(&last.to_le_bytes());
+            }
+        }
         let sum = checksum(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         out
     })
 }
 
-/// A store file: the header with counts that may lie, records, usually a
-/// correct checksum, sometimes a cut or a flipped byte.
+/// A store file: the header with counts that may lie, records, sometimes a
+/// rejections' section (its count may lie), usually a correct checksum,
+/// sometimes a cut or a flipped byte.
 fn store_file() -> impl Strategy<Value = Vec<u8>> {
     let structured = (
         prop_oneof![8 => Just(VERSION), 1 => any::<u32>()],
         prop::collection::vec(record(), 0..12),
+        prop_oneof![
+            3 => Just(None),
+            1 => (
+                prop_oneof![4 => Just(None), 1 => any::<u32>().prop_map(Some)],
+                prop::collection::vec(record(), 0..6)
+            )
+                .prop_map(Some),
+        ],
         prop_oneof![4 => Just(None), 1 => any::<(u32, u32)>().prop_map(Some)],
         prop_oneof![6 => Just(None), 1 => any::<(usize, u8)>().prop_map(Some)],
         prop::bool::weighted(0.9),
     )
-        .prop_map(|(version, records, counts, flip, sign)| {
+        .prop_map(|(version, records, rejections, counts, flip, sign)| {
             // Without lying counts: the first half of the records are words.
             let (nw, np) = counts.unwrap_or((
                 (records.len() / 2) as u32,
@@ -123,6 +161,13 @@ fn store_file() -> impl Strategy<Value = Vec<u8>> {
             out.extend_from_slice(&np.to_le_bytes());
             for r in records {
                 out.extend_from_slice(&r);
+            }
+            if let Some((n, records)) = rejections {
+                let n = n.unwrap_or(records.len() as u32);
+                out.extend_from_slice(&n.to_le_bytes());
+                for r in records {
+                    out.extend_from_slice(&r);
+                }
             }
             if let Some((at, x)) = flip {
                 let n = out.len();
@@ -191,6 +236,30 @@ fn same_history(bytes: &[u8], l: &Learnt) -> Result<(), TestCaseError> {
         }
     }
     prop_assert_eq!(fw.top(8), bw.top(8));
+    let (fr, br) = (
+        frozen.rejections(),
+        by_entry.as_ref().expect("decodes").rejections(),
+    );
+    prop_assert_eq!(fr.remembered(), br.remembered());
+    prop_assert_eq!(fr.remembered(), fr.entries().count());
+    let (mut x, mut y): (Vec<_>, Vec<_>) = (fr.entries().collect(), br.entries().collect());
+    x.sort_unstable();
+    y.sort_unstable();
+    prop_assert_eq!(x, y);
+    // What is remembered was stored; what was stored (once, with a count
+    // and a previous word) is remembered unless its context is full.
+    let key = |c: &str| keys_before(c)[0];
+    for (c, w, _) in fr.entries() {
+        prop_assert!(l
+            .rejections
+            .keys()
+            .any(|(c2, w2)| &**w2 == w && key(c2) == key(c)));
+    }
+    for ((c, w), e) in &l.rejections {
+        if let (Some(k), true) = (key(c), e.count > 0) {
+            prop_assert!(fr.count(k, w) > 0 || fr.at(k).count() == 8);
+        }
+    }
     for (order, ctx, _) in l.pairs.keys() {
         if let Some(Some(k)) = keys_before(ctx).get(*order as usize) {
             prop_assert_eq!(fp.total(*k), bp.total(*k));
@@ -200,6 +269,36 @@ fn same_history(bytes: &[u8], l: &Learnt) -> Result<(), TestCaseError> {
         }
     }
     Ok(())
+}
+
+/// The well-formed stores cover format 2: rejections' sections, with
+/// repeated entries and contexts without a previous word among them.
+#[test]
+fn well_formed_stores_hold_rejections() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut with, mut repeated, mut no_word) = (0, 0, 0);
+    for _ in 0..300 {
+        let bytes = well_formed().new_tree(&mut runner).unwrap().current();
+        let l = decode(&bytes).expect("well-formed");
+        let mut section = 0;
+        visit(&bytes, |item| {
+            section += matches!(item, Item::Rejection(..)) as usize
+        })
+        .unwrap();
+        with += (section > 0) as u32;
+        // Fewer distinct entries than the section holds: some repeat.
+        repeated += (l.rejections.len() < section) as u32;
+        no_word += l
+            .rejections
+            .keys()
+            .any(|(c, _)| keys_before(c)[0].is_none()) as u32;
+    }
+    assert!(
+        with > 100 && repeated > 10 && no_word > 10,
+        "{with} {repeated} {no_word}"
+    );
 }
 
 #[test]

@@ -57,6 +57,11 @@ impl History {
         (&self.words, &self.pairs)
     }
 
+    /// The user's rejections it holds.
+    pub fn rejections(&self) -> &Rejections {
+        &self.rejections
+    }
+
     /// The history of a store's words and pairs collected in `b` (in use
     /// at once: frozen arrays, no map built); None when they exceed the
     /// caches' bounds, which then add them one by one (`add_word`,
