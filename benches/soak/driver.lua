@@ -623,7 +623,18 @@ local function main()
   end, 50)
   sample()
   R.differ = final_check(bufs)
-  local st = status()
+  -- The last checks may have sent a keystroke's request that the host has
+  -- not taken yet (a loaded machine): the end's counters are read once
+  -- every request received is answered or superseded, or after 10 s.
+  local st
+  for _ = 1, 100 do
+    st = status()
+    local c = st and st.counters
+    if c == nil or c.predict_answered + c.predict_superseded >= c.predict_received then
+      break
+    end
+    vim.wait(100)
+  end
   R.status_end = st
   write_results()
 end
