@@ -171,6 +171,35 @@ async fn the_help_file_has_valid_tags_and_opens() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shipped_model_is_chosen_by_its_name() {
+    let s = Session::start("model-name").await;
+    s.lua("require('laya').setup({ host = { model = 'polyglot' } })")
+        .await;
+    let polyglot = std::path::Path::new(common::ROOT).join("models/laya-polyglot.safetensors");
+    let path = s
+        .lua("return require('laya.config').options.host.model")
+        .await;
+    assert_eq!(path.as_str(), polyglot.to_str(), "{path}");
+    // The host runs that model (its own vocabulary and lists beside it).
+    s.insert_after(&["int main(void) {"]).await;
+    s.input("ret").await;
+    s.wait_ghost_starting("urn").await;
+    s.input("<Esc>").await;
+    let status = s.output("Laya status").await;
+    assert!(status.contains("laya-polyglot"), "{status}");
+    assert!(!status.contains("Model error"), "{status}");
+    // A name Laya does not ship: one clear warning, the word sources go on.
+    s.lua("require('laya').setup({ host = { model = 'nosuch' } })")
+        .await;
+    let text = s.health_report().await;
+    assert!(
+        text.contains("model file not found: ") && text.contains("models/laya-nosuch.safetensors"),
+        "{text}"
+    );
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_rejects_bad_options_with_the_option_name() {
     let s = Session::start("setup").await;
     let cases = [
@@ -182,6 +211,7 @@ async fn setup_rejects_bad_options_with_the_option_name() {
             "option `context.max_bytes`",
         ),
         ("{ log_level = 'loud' }", "option `log_level`"),
+        ("{ host = { model = '' } }", "option `host.model`"),
         ("'nope'", "setup(opts)"),
     ];
     for (opts, expected) in cases {

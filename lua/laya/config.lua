@@ -33,7 +33,7 @@ M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 
 ---@class laya.HostConfig
 ---@field path string The `laya` binary
----@field model string|false Model weights; false: only the word sources
+---@field model string|false Model weights: a path or a shipped model's name; false: the host's default
 ---@field backend 'auto'|'cpu'|'mlx' Where the model runs
 ---@field max_restarts integer Host restarts after a crash before giving up
 ---@field args string[] More arguments for `laya serve` (see `laya serve --help`)
@@ -156,7 +156,10 @@ M.defaults = {
   host = {
     -- The `laya` binary; built by `cargo build --release` in the plugin root.
     path = M.root .. '/target/release/laya',
-    -- Model weights; a missing file leaves only the word sources.
+    -- Model weights: a path, or the name of a model Laya ships ('default',
+    -- or 'polyglot': better on C, C++, Go, Java, Ruby, shell and CMake,
+    -- a little worse on Python, Rust, Lua and Vim script; :help laya-models).
+    -- A missing file leaves only the word sources.
     model = M.root .. '/models/laya-default.safetensors',
     -- 'auto' | 'cpu' | 'mlx'
     backend = 'auto',
@@ -207,6 +210,16 @@ end
 
 local function key_or_false(v)
   return v == false or (type(v) == 'string' and v ~= '')
+end
+
+--- `host.model` as the host takes it: a shipped model's name (letters,
+--- digits, '-' and '_' alone, as 'polyglot') is models/laya-{name}.safetensors
+--- in the plugin; a path or false is kept.
+function M.model_path(model)
+  if type(model) == 'string' and model:match('^[%w_-]+$') then
+    return M.root .. '/models/laya-' .. model .. '.safetensors'
+  end
+  return model
 end
 
 --- Checks the merged options; raises an error that names the option.
@@ -289,7 +302,12 @@ function M.validate(o)
     o.context.max_lines
   )
   check(type(o.host.path) == 'string' and o.host.path ~= '', 'host.path', 'a path to the laya binary', o.host.path)
-  check(o.host.model == false or type(o.host.model) == 'string', 'host.model', 'a path or false', o.host.model)
+  check(
+    o.host.model == false or (type(o.host.model) == 'string' and o.host.model ~= ''),
+    'host.model',
+    "a path, a shipped model's name ('default', 'polyglot') or false",
+    o.host.model
+  )
   check(BACKENDS[o.host.backend] == true, 'host.backend', "'auto', 'cpu' or 'mlx'", o.host.backend)
   check(vim.islist(o.host.args), 'host.args', 'a list of strings', o.host.args)
   for i, a in ipairs(o.host.args) do
@@ -351,6 +369,7 @@ function M.set(user)
     merged.learn = false
   end
   M.validate(merged)
+  merged.host.model = M.model_path(merged.host.model)
   M.options = merged
   return merged
 end
