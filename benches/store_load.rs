@@ -11,7 +11,10 @@
 //!   now (entries in the arrays' order) and as a writer before wrote it
 //!   (entries unsorted: the first start after an update);
 //! - what the host's start waits for (`Learning::load`: at most its
-//!   WAIT_AT_START) and when the history is in use (adopted at a `poll`).
+//!   WAIT_AT_START) and when the history is in use (adopted at a `poll`);
+//! - the same in a fresh process that does nothing else (this program run
+//!   again with `--load-once DIR`, five times): a host's start, whose heap
+//!   no earlier load has warmed.
 //!
 //!     cargo bench --bench store_load [-- MB...]     (default: 1 10 16)
 
@@ -134,7 +137,43 @@ fn load_now(store: &Store) -> (Duration, Duration, usize) {
     (waited, t0.elapsed(), words)
 }
 
+/// A fresh process's load (`--load-once DIR`): "waited in_use" in ms.
+fn load_once(dir: &str) {
+    let (waited, in_use, words) = load_now(&Store::new(dir, usize::MAX));
+    assert!(words > 0, "no words in {dir}");
+    println!("{:.1} {:.1}", ms(waited), ms(in_use));
+}
+
+/// Five fresh processes loading `store`: (waited, in use) in ms each.
+fn load_cold(store: &Store) -> Vec<(f64, f64)> {
+    let exe = std::env::current_exe().expect("this program");
+    (0..5)
+        .map(|_| {
+            let out = std::process::Command::new(&exe)
+                .arg("--load-once")
+                .arg(store.dir())
+                .output()
+                .expect("run a fresh process");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stdout);
+            let v: Vec<f64> = text
+                .split_whitespace()
+                .map(|x| x.parse().expect("ms"))
+                .collect();
+            (v[0], v[1])
+        })
+        .collect()
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--load-once") {
+        return load_once(&args[i + 1]);
+    }
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse().ok())
@@ -186,6 +225,19 @@ fn main() {
             );
         }
         let _ = std::fs::remove_dir_all(&unsorted_dir);
+        let cold = load_cold(&store);
+        let list = |f: fn(&(f64, f64)) -> f64| {
+            cold.iter()
+                .map(|c| format!("{:.1}", f(c)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        println!(
+            "| {:.1} | fresh processes: | | | | | | {} | {} |",
+            bytes as f64 / (1 << 20) as f64,
+            list(|c| c.0),
+            list(|c| c.1)
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
