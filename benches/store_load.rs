@@ -17,6 +17,8 @@
 //!   no earlier load has warmed.
 //!
 //!     cargo bench --bench store_load [-- MB...]     (default: 1 10 16)
+//!     LAYA_BENCH_KEEP=1 cargo bench --bench store_load -- 10   (keeps the store; then
+//!     target/release/deps/store_load-HASH --load-once DIR prints "waited in_use" ms)
 
 use laya::engine::{Engine, EngineOptions};
 use laya::learn::format::{self, Item};
@@ -239,5 +241,11 @@ fn main() {
             list(|c| c.1)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // LAYA_BENCH_KEEP=1: the last store stays, for `--load-once DIR` runs
+    // on a machine left quiet.
+    if std::env::var_os("LAYA_BENCH_KEEP").is_some() {
+        eprintln!("store kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
