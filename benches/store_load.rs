@@ -16,9 +16,11 @@
 //!   again with `--load-once DIR`, five times): a host's start, whose heap
 //!   no earlier load has warmed.
 //!
-//!     cargo bench --bench store_load [-- MB...]     (default: 1 10 16)
-//!     LAYA_BENCH_KEEP=1 cargo bench --bench store_load -- 10   (keeps the store; then
-//!     target/release/deps/store_load-HASH --load-once DIR prints "waited in_use" ms)
+//! ```text
+//! cargo bench --bench store_load [-- MB...]     (default: 1 10 16)
+//! LAYA_BENCH_KEEP=1 cargo bench --bench store_load -- 10   (keeps the store; then
+//! target/release/deps/store_load-HASH --load-once DIR prints "waited in_use" ms)
+//! ```
 
 use laya::engine::{Engine, EngineOptions};
 use laya::learn::format::{self, Item};
