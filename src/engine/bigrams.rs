@@ -289,13 +289,7 @@ impl BigramCache {
         let lists: usize = self
             .keys
             .values()
-            .map(|f| {
-                memory::vec::<(Box<str>, u32)>(f.words.capacity())
-                    + f.words
-                        .iter()
-                        .map(|(w, _)| memory::alloc(w.len()))
-                        .sum::<usize>()
-            })
+            .map(|f| memory::counted_words(&f.words))
             .sum();
         CacheMemory {
             entries: self.len(),

@@ -99,6 +99,12 @@ pub fn vec<T>(cap: usize) -> usize {
     alloc(cap * size_of::<T>())
 }
 
+/// Bytes of a list of counted words: the Vec and each word's allocation.
+pub fn counted_words(words: &Vec<(Box<str>, u32)>) -> usize {
+    vec::<(Box<str>, u32)>(words.capacity())
+        + words.iter().map(|(w, _)| alloc(w.len())).sum::<usize>()
+}
+
 /// Bytes of a hash table of (K, V) entries that can hold `cap` of them.
 pub fn table<K, V>(cap: usize) -> usize {
     if cap == 0 {

@@ -160,14 +160,7 @@ impl Rejections {
         let lists: usize = self
             .keys
             .values()
-            .map(|r| {
-                memory::alloc(r.ctx.len())
-                    + memory::vec::<(Box<str>, u32)>(r.words.capacity())
-                    + r.words
-                        .iter()
-                        .map(|(w, _)| memory::alloc(w.len()))
-                        .sum::<usize>()
-            })
+            .map(|r| memory::alloc(r.ctx.len()) + memory::counted_words(&r.words))
             .sum();
         CacheMemory {
             entries: self.keys.len(),
