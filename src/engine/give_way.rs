@@ -124,7 +124,8 @@ pub(crate) fn give_way(ranked: Ranked, passed: &[String], k: usize, move_last: b
         return ranked;
     }
     let (mut keep, mut moved) = (Vec::new(), Vec::new());
-    for (c, l) in ranked.candidates.into_iter().zip(ranked.listed) {
+    let (pairs, mass_known) = ranked.into_pairs();
+    for (c, l) in pairs {
         if passed.contains(&c.word) {
             moved.push((c, l));
         } else {
@@ -142,12 +143,7 @@ pub(crate) fn give_way(ranked: Ranked, passed: &[String], k: usize, move_last: b
         keep.truncate(k - 1);
         keep.push(moved.swap_remove(0));
     }
-    let (candidates, listed) = keep.into_iter().unzip();
-    Ranked {
-        candidates,
-        listed,
-        mass_known: ranked.mass_known,
-    }
+    Ranked::from_pairs(keep, mass_known)
 }
 
 #[cfg(test)]

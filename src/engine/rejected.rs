@@ -330,7 +330,8 @@ pub(crate) fn demote(ranked: Ranked, rejected: &[(String, f32)], k: usize) -> Ra
     }
     let mut gone = 0.0;
     let (mut keep, mut down) = (Vec::new(), Vec::new());
-    for (mut c, l) in ranked.candidates.into_iter().zip(ranked.listed) {
+    let (pairs, mass_known) = ranked.into_pairs();
+    for (mut c, l) in pairs {
         match rejected.iter().find(|(w, _)| *w == c.word) {
             Some((_, f)) => {
                 gone += c.score * (1.0 - f);
@@ -353,12 +354,7 @@ pub(crate) fn demote(ranked: Ranked, rejected: &[(String, f32)], k: usize) -> Ra
         keep.insert(at, d);
     }
     keep.truncate(k);
-    let (candidates, listed) = keep.into_iter().unzip();
-    Ranked {
-        candidates,
-        listed,
-        mass_known: ranked.mass_known,
-    }
+    Ranked::from_pairs(keep, mass_known)
 }
 
 #[cfg(test)]

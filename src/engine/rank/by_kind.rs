@@ -46,10 +46,8 @@ pub fn prefer_words(
             }
     };
     // (worth, worth with the kinds factor, candidate, listed)
-    let mut all: Vec<(f32, f32, Candidate, bool)> = ranked
-        .candidates
-        .into_iter()
-        .zip(ranked.listed)
+    let (pairs, mass_known) = ranked.into_pairs();
+    let mut all: Vec<(f32, f32, Candidate, bool)> = pairs
         .map(|(mut c, l)| {
             let mut f = 1.0;
             if c.source != Source::Buffer {
@@ -72,10 +70,5 @@ pub fn prefer_words(
         all[1..].sort_by(|a, b| b.1.total_cmp(&a.1));
     }
     all.truncate(k);
-    let (candidates, listed) = all.into_iter().map(|(_, _, c, l)| (c, l)).unzip();
-    Ranked {
-        candidates,
-        listed,
-        mass_known: ranked.mass_known,
-    }
+    Ranked::from_pairs(all.into_iter().map(|(_, _, c, l)| (c, l)), mass_known)
 }

@@ -24,6 +24,27 @@ pub(crate) struct Ranked {
     pub mass_known: f32,
 }
 
+impl Ranked {
+    /// Each candidate with its `listed`, best first (to reorder or filter).
+    pub fn into_pairs(self) -> (impl Iterator<Item = (Candidate, bool)>, f32) {
+        let pairs = self.candidates.into_iter().zip(self.listed);
+        (pairs, self.mass_known)
+    }
+
+    /// The answer made of `pairs` (candidate, listed), in their order.
+    pub fn from_pairs(
+        pairs: impl IntoIterator<Item = (Candidate, bool)>,
+        mass_known: f32,
+    ) -> Ranked {
+        let (candidates, listed) = pairs.into_iter().unzip();
+        Ranked {
+            candidates,
+            listed,
+            mass_known,
+        }
+    }
+}
+
 impl Engine {
     /// Ranks words completing `prefix`: the best `k` and the total
     /// (interpolated) probability of everything the prefix allows.
