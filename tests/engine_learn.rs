@@ -170,19 +170,27 @@ fn type_word(
     first
 }
 
+/// A session on the store in `dir` that types "summary" after REPORT,
+/// reading the ghosts, and saves: the first top candidate, typed past and
+/// rejected once after "the ".
+fn reject_in_a_session(dir: &std::path::Path) -> String {
+    let mut e = default_engine::engine(REJECTING);
+    let mut learning = store_session(dir, &mut e);
+    let rejected =
+        type_word(&mut e, &mut learning, 1, "summary", true).expect("a candidate after \"the s\"");
+    assert_ne!(rejected, "summary");
+    assert_eq!(e.rejections_after("the ", &rejected), 1);
+    learning.finish();
+    rejected
+}
+
 /// What the user typed past reaches the personal store and is rejected
 /// again in a new engine loading it (a new session); `forget` of the word
 /// takes it out of the store.
 #[test]
 fn rejections_are_kept_in_the_store_until_forgotten() {
     let dir = store_dir("rejections");
-    let mut e = default_engine::engine(REJECTING);
-    let mut learning = store_session(&dir, &mut e);
-    let rejected =
-        type_word(&mut e, &mut learning, 1, "summary", true).expect("a candidate after \"the s\"");
-    assert_ne!(rejected, "summary");
-    assert_eq!(e.rejections_after("the ", &rejected), 1);
-    learning.finish();
+    let rejected = reject_in_a_session(&dir);
 
     let mut e = default_engine::engine(REJECTING);
     let mut learning = store_session(&dir, &mut e);
@@ -212,11 +220,7 @@ fn rejections_are_kept_in_the_store_until_forgotten() {
 #[test]
 fn a_rejection_leaves_the_store_once_the_word_is_written_there() {
     let dir = store_dir("taken-back");
-    let mut e = default_engine::engine(REJECTING);
-    let mut learning = store_session(&dir, &mut e);
-    let rejected =
-        type_word(&mut e, &mut learning, 1, "summary", true).expect("a candidate after \"the s\"");
-    learning.finish();
+    let rejected = reject_in_a_session(&dir);
     // The first top and those shown while typing on.
     let saved = ("the ".to_string(), rejected.clone());
     let before = stored_rejections(&dir);
