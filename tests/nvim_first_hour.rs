@@ -17,22 +17,6 @@ async fn ghost_hl(s: &Session) -> serde_json::Value {
         .await
 }
 
-/// The :checkhealth laya report, once complete (running host or not).
-async fn health(s: &Session) -> String {
-    s.command("checkhealth laya").await;
-    s.wait_for("the health report", || async {
-        let t = s
-            .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
-            .await;
-        let t = t.as_str().unwrap().to_string();
-        (t.contains("host not running")
-            || t.contains("recent latency")
-            || t.contains("no predictions yet"))
-        .then_some(t)
-    })
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ghost_highlight_has_terminal_colours_without_termguicolors() {
     let s = Session::start("first-hl").await;
@@ -52,7 +36,7 @@ async fn the_ghost_highlight_has_terminal_colours_without_termguicolors() {
     s.wait_ghost_starting("yrine").await;
     assert_eq!(s.ghost().await.unwrap().3, "LayaGhost");
     s.input("<Esc>").await;
-    let report = health(&s).await;
+    let report = s.health_report().await;
     assert!(
         report.contains("LayaGhost differs from normal text"),
         "{report}"
@@ -71,7 +55,7 @@ async fn a_users_own_ghost_highlight_is_kept_and_a_plain_one_warned_about() {
     // One that cannot be told from typed text: :checkhealth says so.
     s.command("hi clear LayaGhost").await;
     s.command("hi LayaGhost gui=NONE cterm=NONE").await;
-    let report = health(&s).await;
+    let report = s.health_report().await;
     assert!(
         report.contains("ghost text would look like typed text"),
         "{report}"

@@ -169,7 +169,8 @@ impl Session {
         v.as_str().unwrap().to_string()
     }
 
-    /// Runs `:checkhealth laya` and returns the report once it is complete.
+    /// Runs `:checkhealth laya` and returns the report once it is complete
+    /// (its last section: the latency, no predictions yet, or no host).
     pub async fn health_report(&self) -> String {
         self.command("checkhealth laya").await;
         self.wait_for("the health report", || async {
@@ -177,7 +178,10 @@ impl Session {
                 .lua("return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')")
                 .await;
             let t = t.as_str().unwrap().to_string();
-            t.contains("recent latency").then_some(t)
+            (t.contains("recent latency")
+                || t.contains("no predictions yet")
+                || t.contains("host not running"))
+            .then_some(t)
         })
         .await
     }
