@@ -180,6 +180,11 @@ async fn a_shipped_model_is_chosen_by_its_name() {
         .lua("return require('laya.config').options.host.model")
         .await;
     assert_eq!(path.as_str(), polyglot.to_str(), "{path}");
+    // A model set alone is the model of every filetype.
+    let by_filetype = s
+        .lua("return vim.tbl_count(require('laya.config').options.host.filetype_models)")
+        .await;
+    assert_eq!(by_filetype, 0);
     // The host runs that model (its own vocabulary and lists beside it).
     s.insert_after(&["int main(void) {"]).await;
     s.input("ret").await;
@@ -199,6 +204,80 @@ async fn a_shipped_model_is_chosen_by_its_name() {
     s.quit().await;
 }
 
+/// The Engine line of `:Laya status` (it names the model the host runs).
+async fn engine_line(s: &Session) -> String {
+    let status = s.output("Laya status").await;
+    let line = status.lines().find(|l| l.starts_with("Engine: "));
+    line.unwrap_or_else(|| panic!("{status}")).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_in_a_buffer_of_another_filetype_switches_the_model() {
+    let s = Session::start("model-filetype").await;
+    // Not learning: the words typed here would change the ghosts checked.
+    s.lua("require('laya').setup({ learn = false })").await;
+    // C is in the default map: the first host runs 'polyglot'.
+    s.command("enew | setfiletype c").await;
+    s.insert_after_here(&["int main(void) {"]).await;
+    s.input("ret").await;
+    s.wait_ghost_starting("urn").await;
+    let line = engine_line(&s).await;
+    assert!(line.contains("laya-polyglot.safetensors"), "{line}");
+    let status = s.output("Laya status").await;
+    assert!(
+        status.contains("Models by filetype: ") && status.contains("cpp, go"),
+        "{status}"
+    );
+    let first = s.host_pid().await.expect("a host");
+    s.input("<Esc>").await;
+    // Typing in a Lua buffer restarts the host with the default model; the
+    // first host exits.
+    s.command("enew | setfiletype lua").await;
+    s.insert_after_here(&["local zephyrine = 1", "print(zephyrine)"])
+        .await;
+    s.input("print(zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    let line = engine_line(&s).await;
+    assert!(line.contains("laya-default.safetensors"), "{line}");
+    let stats = s.stats().await;
+    assert_eq!(
+        (stats["starts"].as_u64(), stats["switches"].as_u64()),
+        (Some(2), Some(1)),
+        "{stats}"
+    );
+    s.wait_for("the first host to exit", || async {
+        // SAFETY: kill(2) with signal 0 only asks whether the pid exists.
+        (unsafe { libc::kill(first as libc::pid_t, 0) } != 0).then_some(())
+    })
+    .await;
+    // Back in the C buffer: one more switch.
+    s.input("<Esc>").await;
+    s.command("bprevious").await;
+    s.insert_after_here(&["int main(void) {"]).await;
+    s.input("ret").await;
+    s.wait_ghost_starting("urn").await;
+    assert!(engine_line(&s).await.contains("laya-polyglot"));
+    assert_eq!(s.stats().await["switches"], 2);
+    s.input("<Esc>").await;
+    // An empty map: one model everywhere, no more switches.
+    s.lua("require('laya').setup({ learn = false, host = { filetype_models = {} } })")
+        .await;
+    s.command("bnext").await;
+    s.insert_after_here(&["local zephyrine = 1", "print(zephyrine)"])
+        .await;
+    s.input("print(zeph").await;
+    s.wait_ghost_starting("yrine").await;
+    assert!(engine_line(&s).await.contains("laya-default"));
+    s.input("<Esc>").await;
+    s.command("bprevious").await;
+    s.insert_after_here(&["int main(void) {"]).await;
+    s.input("ret").await;
+    s.wait_ghost_starting("urn").await;
+    assert!(engine_line(&s).await.contains("laya-default"));
+    assert_eq!(s.stats().await["switches"], 3);
+    s.quit().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_rejects_bad_options_with_the_option_name() {
     let s = Session::start("setup").await;
@@ -212,6 +291,10 @@ async fn setup_rejects_bad_options_with_the_option_name() {
         ),
         ("{ log_level = 'loud' }", "option `log_level`"),
         ("{ host = { model = '' } }", "option `host.model`"),
+        (
+            "{ host = { filetype_models = { c = 3 } } }",
+            "option `host.filetype_models.c`",
+        ),
         ("'nope'", "setup(opts)"),
     ];
     for (opts, expected) in cases {
@@ -277,5 +360,66 @@ async fn laya_stays_off_where_it_is_turned_off_also_when_that_changes_while_typi
         (sent(&s).await >= on + 2).then_some(())
     })
     .await;
+    s.quit().await;
+}
+
+/// How long typing in a buffer of another model's filetype goes without a
+/// ghost: from the key that restarts the host to the new model's ghost.
+/// `cargo test --release --test nvim_commands model_switch_gap -- --ignored --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: prints the gap"]
+async fn model_switch_gap() {
+    let s = Session::start("switch-gap").await;
+    s.lua("require('laya').setup({ learn = false })").await;
+    // (A buffer with a line, so that the next :enew makes another one.)
+    let new_buffer = |ft: &str| {
+        format!(
+            "vim.cmd('enew'); vim.bo.filetype = '{ft}'; vim.api.nvim_buf_set_lines(0, 0, -1, false, {{ '' }}); \
+             vim.bo.modified = true; return vim.fn.bufnr()"
+        )
+    };
+    let c = s.lua(&new_buffer("c")).await;
+    let lua = s.lua(&new_buffer("lua")).await;
+    // Typing in the C and the Lua buffer by turns: each turn's first key
+    // restarts the host with the other model; then the same with one model
+    // for both (the baseline: no restarts).
+    let mut gaps = [Vec::new(), Vec::new()];
+    for (pass, gaps) in gaps.iter_mut().enumerate() {
+        if pass == 1 {
+            s.lua("require('laya').setup({ learn = false, host = { filetype_models = {} } })")
+                .await;
+        }
+        for round in 0..21 {
+            let (buf, lines, keys, ghost) = if round % 2 == 0 {
+                (&c, vec!["int main(void) {"], "ret", "urn")
+            } else {
+                (&lua, vec!["local zephyrine = 1"], "print(zeph", "yrine")
+            };
+            s.command(&format!("buffer {buf}")).await;
+            s.set_lines(&lines).await;
+            s.input("G").await;
+            let t0 = std::time::Instant::now();
+            s.input(&format!("o{keys}")).await;
+            s.wait_ghost_starting(ghost).await;
+            if round > 0 {
+                gaps.push(t0.elapsed().as_secs_f64() * 1000.0);
+            }
+            s.input("<Esc>").await;
+        }
+        gaps.sort_by(f64::total_cmp);
+    }
+    assert_eq!(s.stats().await["switches"], 21, "20 switches, 1 at setup");
+    for (what, g) in ["the model switches", "one model (baseline)"]
+        .iter()
+        .zip(&gaps)
+    {
+        eprintln!(
+            "first key of a turn -> ghost, {what}, {} turns: min {:.0} ms, p50 {:.0} ms, max {:.0} ms",
+            g.len(),
+            g[0],
+            g[g.len() / 2],
+            g[g.len() - 1]
+        );
+    }
     s.quit().await;
 }

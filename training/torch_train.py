@@ -249,7 +249,9 @@ def main(argv=None):
     p.add_argument("--hidden", type=int, help="H (overrides the config)")
     p.add_argument("--set", default="", help="other overrides of the config, e.g. tbptt=true,batch_size=8")
     p.add_argument("--minutes", type=float, help="size a fresh run's step count to this many minutes")
-    p.add_argument("--steps", type=int, help="a fresh run's step count")
+    p.add_argument("--steps", type=int, help="a fresh run's step count; for a resumed run a larger count extends it "
+                   "(its cosine decay is stretched to the new end, so the learning rate rises again, to where the "
+                   "longer schedule would be, and decays once more: several calls make one longer run)")
     p.add_argument("--stop-after", type=float, help="stop (with a checkpoint) after this many minutes")
     p.add_argument("--ckpt", help="checkpoint folder (resumed from when it holds one)")
     p.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint")
@@ -277,6 +279,10 @@ def main(argv=None):
         f"{sum(p.numel() for p in trainer.model.parameters()):,d} parameters; {len(train_ids):,d} training tokens; "
         f"batch {trainer.cfg.batch_size} x {trainer.cfg.seq_len}{' (truncated BPTT)' if trainer.cfg.tbptt else ''}, "
         f"{trainer.cfg.matmul_dtype} matmuls")
+    if trainer.step > 0 and a.steps and a.steps > trainer.cfg.steps:
+        log(f"extended from {trainer.cfg.steps} to {a.steps} steps")
+        trainer.cfg = replace(trainer.cfg, steps=a.steps, eval_every=max(1, a.steps // 12),
+                              ckpt_every=max(1, a.steps // 24))
     if trainer.step == 0 and a.minutes:
         per_step = trainer.seconds_per_step(train_ids)
         steps = int(a.minutes * 60 / per_step)

@@ -5,6 +5,24 @@ local M = {}
 
 M.subcommands = { 'status', 'enable', 'disable', 'toggle', 'log', 'learn', 'forget' }
 
+--- `host.filetype_models` as "c, cpp → laya-polyglot; …" ('' when empty).
+function M.filetypes_by_model()
+  local config = require('laya.config')
+  local groups = {}
+  for ft in pairs(config.options.host.filetype_models) do
+    local model = config.model_for(ft)
+    groups[model] = groups[model] or {}
+    table.insert(groups[model], ft)
+  end
+  local parts = {}
+  for model, fts in pairs(groups) do
+    table.sort(fts)
+    parts[#parts + 1] = table.concat(fts, ', ') .. ' → ' .. vim.fn.fnamemodify(model, ':t:r')
+  end
+  table.sort(parts)
+  return table.concat(parts, '; ')
+end
+
 --- Lines describing the plugin and the host (also used by :checkhealth).
 function M.status_lines()
   local laya = require('laya')
@@ -13,16 +31,21 @@ function M.status_lines()
   local lines = {
     string.format('Laya %s: %s', laya.version, laya.is_enabled() and 'enabled' or 'disabled'),
     string.format(
-      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; next keys %d (%d in time); host starts: %d',
+      'Lua: %d sent, %d answers, %d shown, %d dropped as stale; next keys %d (%d in time); host starts: %d (%d for another model)',
       s.sent,
       s.answers,
       s.shown,
       s.dropped,
       s.next_keys,
       s.next_keys_kept,
-      s.starts
+      s.starts,
+      s.switches
     ),
   }
+  local by_model = M.filetypes_by_model()
+  if by_model ~= '' then
+    lines[#lines + 1] = 'Models by filetype: ' .. by_model
+  end
   if not host.running() then
     lines[#lines + 1] = laya.is_enabled() and 'Host: not running (it starts on the next InsertEnter)'
       or 'Host: not running (Laya is disabled; :Laya enable starts it again)'

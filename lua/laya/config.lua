@@ -34,6 +34,7 @@ M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 ---@class laya.HostConfig
 ---@field path string The `laya` binary
 ---@field model string|false Model weights: a path or a shipped model's name; false: the host's default
+---@field filetype_models table<string, string> Models by filetype, over `model`
 ---@field backend 'auto'|'cpu'|'mlx' Where the model runs
 ---@field max_restarts integer Host restarts after a crash before giving up
 ---@field args string[] More arguments for `laya serve` (see `laya serve --help`)
@@ -51,6 +52,21 @@ M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 ---@field log_level 'error'|'warn'|'info'|'debug' Least severe messages in `:Laya log`
 
 ---@type laya.Config
+--- The filetypes whose held-out text the 'polyglot' model predicts better
+--- than the default (models/README.md, "Round 3"), mapped to it.
+M.POLYGLOT_FILETYPES = {
+  c = 'polyglot',
+  cpp = 'polyglot',
+  go = 'polyglot',
+  java = 'polyglot',
+  ruby = 'polyglot',
+  sh = 'polyglot',
+  bash = 'polyglot',
+  zsh = 'polyglot',
+  cmake = 'polyglot',
+  javascript = 'polyglot',
+}
+
 M.defaults = {
   -- Master switch (also :Laya enable|disable|toggle).
   enabled = true,
@@ -161,6 +177,13 @@ M.defaults = {
     -- a little worse on Python, Rust, Lua and Vim script; :help laya-models).
     -- A missing file leaves only the word sources.
     model = M.root .. '/models/laya-default.safetensors',
+    -- Models by filetype, over `model`: typing in a buffer of one of these
+    -- filetypes restarts the host with that model (a path or a shipped
+    -- model's name) when another one runs (about 50 ms without
+    -- predictions; typing never waits). These are where 'polyglot' beats
+    -- the default on held-out text. `{}`: `model` everywhere. Setting
+    -- `model` alone also means `model` everywhere. :help laya-models
+    filetype_models = M.POLYGLOT_FILETYPES,
     -- 'auto' | 'cpu' | 'mlx'
     backend = 'auto',
     -- Host restarts after a crash before giving up with one message.
@@ -220,6 +243,14 @@ function M.model_path(model)
     return M.root .. '/models/laya-' .. model .. '.safetensors'
   end
   return model
+end
+
+--- The model for a buffer of `filetype`: its entry in `host.filetype_models`,
+--- else `host.model` (a path, or false: the host's default).
+function M.model_for(filetype)
+  local o = M.options.host
+  local model = o.filetype_models[filetype]
+  return model and M.model_path(model) or o.model
 end
 
 --- Checks the merged options; raises an error that names the option.
@@ -308,6 +339,20 @@ function M.validate(o)
     "a path, a shipped model's name ('default', 'polyglot') or false",
     o.host.model
   )
+  check(
+    type(o.host.filetype_models) == 'table',
+    'host.filetype_models',
+    'a table of filetype = model',
+    o.host.filetype_models
+  )
+  for ft, model in pairs(o.host.filetype_models) do
+    check(
+      type(ft) == 'string' and type(model) == 'string' and model ~= '',
+      'host.filetype_models.' .. tostring(ft),
+      "a path or a shipped model's name",
+      model
+    )
+  end
   check(BACKENDS[o.host.backend] == true, 'host.backend', "'auto', 'cpu' or 'mlx'", o.host.backend)
   check(vim.islist(o.host.args), 'host.args', 'a list of strings', o.host.args)
   for i, a in ipairs(o.host.args) do
@@ -365,11 +410,24 @@ function M.set(user)
   if user and type(user.accept) == 'table' and user.accept.fallback ~= nil then
     merged.accept.fallback = user.accept.fallback
   end
+  -- A table of models by filetype replaces the default one; a model set
+  -- without one is the model everywhere.
+  local host = user and type(user.host) == 'table' and user.host or {}
+  if host.filetype_models ~= nil then
+    merged.host.filetype_models = host.filetype_models
+  elseif host.model ~= nil then
+    merged.host.filetype_models = {}
+  end
   if user and user.learn == false then
     merged.learn = false
   end
   M.validate(merged)
   merged.host.model = M.model_path(merged.host.model)
+  local by_filetype = {}
+  for ft, model in pairs(merged.host.filetype_models) do
+    by_filetype[ft] = M.model_path(model)
+  end
+  merged.host.filetype_models = by_filetype
   M.options = merged
   return merged
 end

@@ -36,10 +36,23 @@ function M.check()
     end
   end
 
-  if o.host.model and vim.fn.filereadable(o.host.model) == 1 then
-    h.ok('model ' .. o.host.model)
-  elseif o.host.model then
-    h.warn('model file not found: ' .. o.host.model, { 'Only the word sources (buffer words, word list) will predict' })
+  local models, seen = { o.host.model }, {}
+  for ft in pairs(o.host.filetype_models) do
+    models[#models + 1] = require('laya.config').model_for(ft)
+  end
+  for _, model in ipairs(models) do
+    if model and not seen[model] then
+      seen[model] = true
+      if vim.fn.filereadable(model) == 1 then
+        h.ok('model ' .. model)
+      else
+        h.warn('model file not found: ' .. model, { 'Only the word sources (buffer words, word list) will predict' })
+      end
+    end
+  end
+  local by_model = require('laya.commands').filetypes_by_model()
+  if by_model ~= '' then
+    h.info('models by filetype: ' .. by_model)
   end
 
   local differs, why = require('laya.highlight').distinguishable()

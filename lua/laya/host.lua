@@ -14,10 +14,23 @@ local H = {}
 
 M.chan = nil
 M.pid = nil
+--- The model the running host was started with: a path, or false (the
+--- host's default).
+M.model = nil
 --- The host's exit code when its input went out of sync (src/rpc/mod.rs).
 M.EXIT_OUT_OF_SYNC = 3
 --- Counters shown by :Laya status and used by tests.
-M.stats = { sent = 0, answers = 0, dropped = 0, shown = 0, starts = 0, exits = 0, next_keys = 0, next_keys_kept = 0 }
+M.stats = {
+  sent = 0,
+  answers = 0,
+  dropped = 0,
+  shown = 0,
+  starts = 0,
+  exits = 0,
+  switches = 0,
+  next_keys = 0,
+  next_keys_kept = 0,
+}
 --- hrtime (ns) of each send, by seq; only the latest few are kept.
 H.sent_at = {}
 H.failures = 0
@@ -35,14 +48,20 @@ function M.running()
 end
 
 --- Starts the host unless it runs or gave up; returns true when running.
-function M.start()
+--- `model`: a path, or false (the host's default); by default the model
+--- for the current buffer's filetype (config.model_for).
+function M.start(model)
   if M.chan then
     return true
   end
   if H.gave_up or H.restart_pending then
     return false
   end
-  local o = require('laya.config').options
+  local config = require('laya.config')
+  local o = config.options
+  if model == nil then
+    model = config.model_for(vim.bo.filetype)
+  end
   if vim.fn.executable(o.host.path) ~= 1 then
     H.give_up(
       string.format(
@@ -54,8 +73,8 @@ function M.start()
   end
   local cmd = { o.host.path, 'serve', '--backend', o.host.backend, '--log-level', o.log_level }
   vim.list_extend(cmd, { '--threshold', tostring(o.ghost.threshold) })
-  if o.host.model then
-    vim.list_extend(cmd, { '--model', o.host.model })
+  if model then
+    vim.list_extend(cmd, { '--model', model })
   end
   vim.list_extend(cmd, o.host.args)
   if o.learn then
@@ -76,6 +95,7 @@ function M.start()
     return false
   end
   M.chan = chan
+  M.model = model
   -- A new host knows nothing: every buffer's next state must be sent.
   require('laya.context').last_sent = {}
   M.pid = vim.fn.jobpid(chan)
@@ -93,6 +113,20 @@ function M.stop()
   end
   M.chan = nil
   M.pid = nil
+end
+
+--- Restarts the host with `model`: the buffer typed in wants another model
+--- than the running host's (host.filetype_models, or setup() changed it).
+--- The old host saves what it learnt as it exits; typing never waits (the
+--- new host answers once it has loaded).
+function H.switch(model)
+  local old = M.chan
+  M.chan = nil
+  M.pid = nil
+  pcall(vim.fn.jobstop, old)
+  M.stats.switches = M.stats.switches + 1
+  log('info', 'switching the host to model ' .. tostring(model))
+  return M.start(model)
 end
 
 --- Forgets a previous give-up (after :Laya enable).
@@ -214,6 +248,10 @@ end
 
 --- Sends the context of one keystroke (see laya.context).
 function M.predict(ctx)
+  local model = require('laya.config').model_for(ctx.filetype)
+  if M.chan and model ~= M.model then
+    H.switch(model)
+  end
   M.stats.sent = M.stats.sent + 1
   H.sent_at[ctx.seq] = vim.uv.hrtime()
   H.sent_at[ctx.seq - 64] = nil

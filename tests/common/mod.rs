@@ -365,6 +365,12 @@ impl Session {
     /// last line (so the buffer words are in the context before the cursor).
     pub async fn insert_after(&self, lines: &[&str]) {
         self.command("enew").await;
+        self.insert_after_here(lines).await;
+    }
+
+    /// `insert_after` in the current buffer (its options, such as the
+    /// filetype, set before).
+    pub async fn insert_after_here(&self, lines: &[&str]) {
         self.set_lines(lines).await;
         self.input("Go").await;
         self.wait_for("insert mode", || async {
