@@ -363,6 +363,31 @@ async fn laya_stays_off_where_it_is_turned_off_also_when_that_changes_while_typi
     s.quit().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_one_model_learnt_reaches_the_next_after_a_switch() {
+    let s = Session::start("model-switch-learn").await;
+    s.lua("require('laya').setup({})").await;
+    // Written in a C buffer (the polyglot host learns it on leaving Insert
+    // mode, in memory)...
+    s.command("enew | setfiletype c").await;
+    s.insert_after_here(&["int main(void) {"]).await;
+    s.input("int zorblatticus = 1;<Esc>").await;
+    s.wait_for("the word learnt", || async {
+        let st = s.output("Laya status").await;
+        st.contains("words learnt").then_some(())
+    })
+    .await;
+    // ...and typed at once in a Lua buffer: the default model's host starts
+    // after the polyglot one has saved it, so it knows the word.
+    s.command("enew | setfiletype lua").await;
+    s.insert_after_here(&["local x = 1"]).await;
+    s.input("local y = zorb").await;
+    s.wait_ghost_starting("latticus").await;
+    assert_eq!(s.stats().await["switches"], 1);
+    assert!(engine_line(&s).await.contains("laya-default"));
+    s.quit().await;
+}
+
 /// How long typing in a buffer of another model's filetype goes without a
 /// ghost: from the key that restarts the host to the new model's ghost.
 /// `cargo test --release --test nvim_commands model_switch_gap -- --ignored --nocapture`

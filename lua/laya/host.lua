@@ -54,7 +54,7 @@ function M.start(model)
   if M.chan then
     return true
   end
-  if H.gave_up or H.restart_pending then
+  if H.gave_up or H.restart_pending or H.switching then
     return false
   end
   local config = require('laya.config')
@@ -108,6 +108,7 @@ end
 --- Stops the host (VimLeavePre, :Laya disable); no restart follows.
 function M.stop()
   H.stopping = true
+  H.switching = nil
   if M.chan then
     pcall(vim.fn.jobstop, M.chan)
   end
@@ -115,18 +116,44 @@ function M.stop()
   M.pid = nil
 end
 
+--- Most ms a model switch waits for the old host to exit before starting
+--- the new one anyway.
+M.SWITCH_WAIT_MS = 500
+
 --- Restarts the host with `model`: the buffer typed in wants another model
 --- than the running host's (host.filetype_models, or setup() changed it).
---- The old host saves what it learnt as it exits; typing never waits (the
---- new host answers once it has loaded).
+--- The new host starts once the old one has exited, so that what the old
+--- one learnt is in the store the new one loads (it saves as it exits).
+--- Typing never waits: keys typed meanwhile are not sent, and the new host
+--- is sent the state the cursor is in when it starts.
 function H.switch(model)
   local old = M.chan
   M.chan = nil
   M.pid = nil
-  pcall(vim.fn.jobstop, old)
   M.stats.switches = M.stats.switches + 1
   log('info', 'switching the host to model ' .. tostring(model))
-  return M.start(model)
+  H.switching = { job = old, model = model }
+  pcall(vim.fn.jobstop, old)
+  vim.defer_fn(function()
+    H.finish_switch(old)
+  end, M.SWITCH_WAIT_MS)
+end
+
+--- Starts the host of a switch once the old host `job` has exited (or
+--- waiting for it took too long); then predicts for where the cursor is.
+function H.finish_switch(job)
+  local switch = H.switching
+  if not switch or switch.job ~= job then
+    return
+  end
+  H.switching = nil
+  if H.stopping or not require('laya.config').options.enabled or not M.start(switch.model) then
+    return
+  end
+  if vim.fn.mode():find('^i') and require('laya').active(vim.api.nvim_get_current_buf()) then
+    local context = require('laya.context')
+    context.send(context.state())
+  end
 end
 
 --- Forgets a previous give-up (after :Laya enable).
@@ -161,7 +188,13 @@ end
 
 function H.on_exit(job, code)
   if job ~= M.chan then
-    return -- a host stopped earlier, exiting only now
+    -- A host stopped earlier, exiting only now; a switch waits for it.
+    if H.switching and H.switching.job == job then
+      vim.schedule(function()
+        H.finish_switch(job)
+      end)
+    end
+    return
   end
   M.chan = nil
   M.pid = nil
