@@ -216,6 +216,12 @@ async fn typing_in_a_buffer_of_another_filetype_switches_the_model() {
     let s = Session::start("model-filetype").await;
     // Not learning: the words typed here would change the ghosts checked.
     s.lua("require('laya').setup({ learn = false })").await;
+    let health = s.health_report().await;
+    assert!(
+        health.contains("models by filetype: bash, c, cmake"),
+        "{health}"
+    );
+    assert!(health.contains("laya-polyglot.safetensors"), "{health}");
     // C is in the default map: the first host runs 'polyglot'.
     s.command("enew | setfiletype c").await;
     s.insert_after_here(&["int main(void) {"]).await;
