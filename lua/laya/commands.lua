@@ -7,10 +7,8 @@ M.subcommands = { 'status', 'enable', 'disable', 'toggle', 'log', 'learn', 'forg
 
 --- `host.filetype_models` as "c, cpp → laya-polyglot; …" ('' when empty).
 function M.filetypes_by_model()
-  local config = require('laya.config')
   local groups = {}
-  for ft in pairs(config.options.host.filetype_models) do
-    local model = config.model_for(ft)
+  for ft, model in pairs(require('laya.config').options.host.filetype_models) do
     groups[model] = groups[model] or {}
     table.insert(groups[model], ft)
   end

@@ -51,7 +51,6 @@ M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 ---@field host laya.HostConfig
 ---@field log_level 'error'|'warn'|'info'|'debug' Least severe messages in `:Laya log`
 
----@type laya.Config
 --- The filetypes whose held-out text the 'polyglot' model predicts better
 --- than the default (models/README.md, "Round 3"), mapped to it.
 M.POLYGLOT_FILETYPES = {
@@ -67,6 +66,7 @@ M.POLYGLOT_FILETYPES = {
   javascript = 'polyglot',
 }
 
+---@type laya.Config
 M.defaults = {
   -- Master switch (also :Laya enable|disable|toggle).
   enabled = true,
@@ -218,9 +218,6 @@ M.defaults = {
   log_level = 'warn',
 }
 
----@type laya.Config
-M.options = vim.deepcopy(M.defaults)
-
 local LEVELS = { error = true, warn = true, info = true, debug = true }
 local BACKENDS = { auto = true, cpu = true, mlx = true }
 local FALLBACK_STEPS = { pum = true, snippet = true, mapping = true, key = true }
@@ -245,12 +242,27 @@ function M.model_path(model)
   return model
 end
 
+--- `o.host`'s models as the host takes them (M.model_path), resolved once
+--- here rather than on every keystroke.
+local function resolve_models(o)
+  o.host.model = M.model_path(o.host.model)
+  local by_filetype = {}
+  for ft, model in pairs(o.host.filetype_models) do
+    by_filetype[ft] = M.model_path(model)
+  end
+  o.host.filetype_models = by_filetype
+  return o
+end
+
+--- The options in effect (the defaults until setup()).
+---@type laya.Config
+M.options = resolve_models(vim.deepcopy(M.defaults))
+
 --- The model for a buffer of `filetype`: its entry in `host.filetype_models`,
 --- else `host.model` (a path, or false: the host's default).
 function M.model_for(filetype)
   local o = M.options.host
-  local model = o.filetype_models[filetype]
-  return model and M.model_path(model) or o.model
+  return o.filetype_models[filetype] or o.model
 end
 
 --- Checks the merged options; raises an error that names the option.
@@ -422,12 +434,7 @@ function M.set(user)
     merged.learn = false
   end
   M.validate(merged)
-  merged.host.model = M.model_path(merged.host.model)
-  local by_filetype = {}
-  for ft, model in pairs(merged.host.filetype_models) do
-    by_filetype[ft] = M.model_path(model)
-  end
-  merged.host.filetype_models = by_filetype
+  resolve_models(merged)
   M.options = merged
   return merged
 end

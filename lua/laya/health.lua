@@ -37,8 +37,8 @@ function M.check()
   end
 
   local models, seen = { o.host.model }, {}
-  for ft in pairs(o.host.filetype_models) do
-    models[#models + 1] = require('laya.config').model_for(ft)
+  for _, model in pairs(o.host.filetype_models) do
+    models[#models + 1] = model
   end
   for _, model in ipairs(models) do
     if model and not seen[model] then
