@@ -233,6 +233,11 @@ class Trainer:
         return sec
 
 
+def with_steps(cfg, steps):
+    """`cfg` sized to `steps`: six evaluations and twelve checkpoints along the run."""
+    return replace(cfg, steps=steps, eval_every=max(1, steps // 6), ckpt_every=max(1, steps // 12))
+
+
 def test_streams():
     """name -> stream of every encoded test stream (test.prose, test.code, test.<language>)."""
     names = sorted(os.path.basename(p)[: -len(".u16")] for p in glob.glob(os.path.join(data.DATA, "test.*.u16")))
@@ -281,12 +286,11 @@ def main(argv=None):
         f"{trainer.cfg.matmul_dtype} matmuls")
     if trainer.step > 0 and a.steps and a.steps > trainer.cfg.steps:
         log(f"extended from {trainer.cfg.steps} to {a.steps} steps")
-        trainer.cfg = replace(trainer.cfg, steps=a.steps, eval_every=max(1, a.steps // 12),
-                              ckpt_every=max(1, a.steps // 24))
+        trainer.cfg = with_steps(trainer.cfg, a.steps)
     if trainer.step == 0 and a.minutes:
         per_step = trainer.seconds_per_step(train_ids)
         steps = int(a.minutes * 60 / per_step)
-        trainer.cfg = replace(trainer.cfg, steps=steps, eval_every=max(1, steps // 6), ckpt_every=max(1, steps // 12))
+        trainer.cfg = with_steps(trainer.cfg, steps)
         tokens = trainer.cfg.batch_size * trainer.cfg.seq_len
         log(f"{per_step * 1000:.1f} ms/step ({tokens / per_step / 1e6:.2f} M tok/s) -> {steps} steps in "
             f"{a.minutes} min ({steps * tokens / len(train_ids):.2f} passes over the training stream)")
