@@ -1,5 +1,5 @@
 //! Where the words are written (models/FORMAT.md `<stem>.kinds.txt`) with
-//! the default model's real files: in prose a word the training text has
+//! a shipped model's real files (the neovim model's where words are named): in prose a word the training text has
 //! mostly in code gives way to words of prose, in code it stays; a
 //! malformed file is reported as `kinds_error` and the ranking is the one
 //! without a file.
@@ -12,7 +12,7 @@ mod scratch;
 use scratch::Dir;
 #[path = "support/default_engine.rs"]
 mod default_engine;
-use default_engine::{engine, engine_at, models};
+use default_engine::{engine_at, models, neovim};
 
 /// The words of the top 5 after `before` in a fresh buffer.
 fn menu(e: &mut Engine, buffer: u64, before: &str, kind: TextKind) -> Vec<String> {
@@ -32,12 +32,12 @@ fn menu(e: &mut Engine, buffer: u64, before: &str, kind: TextKind) -> Vec<String
 fn after_the_weather_is_a_c_function_is_offered_in_code_only() {
     // `is` completes to words of prose (issue, isolation) and to C's
     // isprint, which the training text has mostly in code.
-    let mut e = engine("");
+    let mut e = neovim("");
     let info = e.info();
     assert_eq!((info.model_error, info.kinds_error), (None, None));
     assert_eq!(
         info.kinds_path,
-        Some(models().join("laya-default.kinds.txt"))
+        Some(models().join("laya-neovim.kinds.txt"))
     );
     assert!(info.kinds_count > 10_000, "{}", info.kinds_count);
     let before = "The weather is";
@@ -49,7 +49,7 @@ fn after_the_weather_is_a_c_function_is_offered_in_code_only() {
         assert!(prose.iter().any(|w| w == "issue"), "{kind:?}: {prose:?}");
     }
     // Without the preference (weight 0) prose gets it too.
-    let mut off = engine("prose_weight=0");
+    let mut off = neovim("prose_weight=0");
     let prose = menu(&mut off, 1, before, TextKind::Prose);
     assert!(prose.iter().any(|w| w == "isprint"), "{prose:?}");
 }

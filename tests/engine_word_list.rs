@@ -1,5 +1,6 @@
 //! The word list beyond the vocabulary (models/FORMAT.md `<stem>.words.txt`)
-//! with the default model's real files: it completes a word the model can
+//! with a shipped model's real files (the neovim model's where words are
+//! named): it completes a word the model can
 //! only call `<unk>` after two typed characters; a malformed list is reported
 //! as `words_error` and predictions go on without it; a misspelling still
 //! gets a correction when listed words fill the menu.
@@ -12,7 +13,7 @@ mod scratch;
 use scratch::Dir;
 #[path = "support/default_engine.rs"]
 mod default_engine;
-use default_engine::{engine, engine_at, models};
+use default_engine::{engine_at, models, neovim};
 
 fn req(before: &str) -> Request<'_> {
     Request {
@@ -29,21 +30,21 @@ fn req(before: &str) -> Request<'_> {
 #[test]
 fn a_listed_word_never_seen_in_the_buffer_completes_after_two_characters() {
     let text = "Raise the open file limit with ul";
-    let vocab = Vocab::load(&models().join("laya-default.vocab.txt")).unwrap();
+    let vocab = Vocab::load(&models().join("laya-neovim.vocab.txt")).unwrap();
     assert_eq!(
         vocab.word_id("ulimit"),
         None,
         "ulimit must be out of the vocabulary"
     );
-    let list = std::fs::read_to_string(models().join("laya-default.words.txt")).unwrap();
+    let list = std::fs::read_to_string(models().join("laya-neovim.words.txt")).unwrap();
     assert!(list.lines().any(|l| l.starts_with("ulimit\t")));
 
-    let mut e = engine("");
+    let mut e = neovim("");
     let info = e.info();
     assert_eq!((info.model_error, info.words_error), (None, None));
     assert_eq!(
         info.words_path,
-        Some(models().join("laya-default.words.txt"))
+        Some(models().join("laya-neovim.words.txt"))
     );
     assert_eq!(info.words_count, 100_000);
     let p = e.predict(&req(text));
@@ -58,7 +59,7 @@ fn a_listed_word_never_seen_in_the_buffer_completes_after_two_characters() {
     // word is not proposed at all.
     let one = e.predict(&req("Raise the open file limit with u"));
     assert!(one.candidates.iter().all(|c| c.source != Source::Words));
-    let mut off = engine("lexicon_share=0");
+    let mut off = neovim("lexicon_share=0");
     assert!(off
         .predict(&req(text))
         .candidates
@@ -134,7 +135,7 @@ fn a_misspelling_gets_a_correction_when_listed_words_fill_the_menu() {
     // However much probability the list is given (a share of 1000 puts its
     // words far above the "fits nothing" bound).
     for tune in ["", "lexicon_share=1000"] {
-        let mut e = engine(tune);
+        let mut e = neovim(tune);
         let p = e.predict(&req("The server sends a ersp"));
         let sources: Vec<Source> = p.candidates.iter().map(|c| c.source).collect();
         assert_eq!(
@@ -147,7 +148,7 @@ fn a_misspelling_gets_a_correction_when_listed_words_fill_the_menu() {
         assert_eq!((fix.word.as_str(), fix.replace), ("response", 4));
     }
     // The same without the list: corrections only.
-    let mut off = engine("lexicon_share=0");
+    let mut off = neovim("lexicon_share=0");
     let p = off.predict(&req("The server sends a ersp"));
     assert!(p.candidates.iter().all(|c| c.source == Source::Correction));
     assert!(p.candidates.iter().any(|c| c.word == "response"));

@@ -173,13 +173,13 @@ async fn the_help_file_has_valid_tags_and_opens() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shipped_model_is_chosen_by_its_name() {
     let s = Session::start("model-name").await;
-    s.lua("require('laya').setup({ host = { model = 'polyglot' } })")
+    s.lua("require('laya').setup({ host = { model = 'neovim' } })")
         .await;
-    let polyglot = std::path::Path::new(common::ROOT).join("models/laya-polyglot.safetensors");
+    let neovim = std::path::Path::new(common::ROOT).join("models/laya-neovim.safetensors");
     let path = s
         .lua("return require('laya.config').options.host.model")
         .await;
-    assert_eq!(path.as_str(), polyglot.to_str(), "{path}");
+    assert_eq!(path.as_str(), neovim.to_str(), "{path}");
     // A model set alone is the model of every filetype.
     let by_filetype = s
         .lua("return vim.tbl_count(require('laya.config').options.host.filetype_models)")
@@ -191,7 +191,7 @@ async fn a_shipped_model_is_chosen_by_its_name() {
     s.wait_ghost_starting("urn").await;
     s.input("<Esc>").await;
     let status = s.output("Laya status").await;
-    assert!(status.contains("laya-polyglot"), "{status}");
+    assert!(status.contains("laya-neovim"), "{status}");
     assert!(!status.contains("Model error"), "{status}");
     // A name Laya does not ship: one clear warning, the word sources go on.
     s.lua("require('laya').setup({ host = { model = 'nosuch' } })")
@@ -201,11 +201,19 @@ async fn a_shipped_model_is_chosen_by_its_name() {
         text.contains("model file not found: ") && text.contains("models/laya-nosuch.safetensors"),
         "{text}"
     );
+    // A former name still finds its model: 'polyglot' became the default.
+    s.lua("require('laya').setup({ host = { model = 'polyglot' } })")
+        .await;
+    let path = s
+        .lua("return require('laya.config').options.host.model")
+        .await;
+    let default = std::path::Path::new(common::ROOT).join("models/laya-default.safetensors");
+    assert_eq!(path.as_str(), default.to_str(), "{path}");
     s.quit().await;
 }
 
 /// Lines to type after, and the keys that then bring a ghost starting so, in
-/// a C buffer (the polyglot model by default) and a Lua one (the default).
+/// a C buffer (the default model) and a Lua one (the neovim model by default).
 struct Turn {
     lines: &'static [&'static str],
     keys: &'static str,
@@ -243,28 +251,28 @@ async fn typing_in_a_buffer_of_another_filetype_switches_the_model() {
     s.lua("require('laya').setup({ learn = false })").await;
     let health = s.health_report().await;
     assert!(
-        health.contains("models by filetype: bash, c, cmake"),
+        health.contains("models by filetype: help, lua, vim"),
         "{health}"
     );
-    assert!(health.contains("laya-polyglot.safetensors"), "{health}");
-    // C is in the default map: the first host runs 'polyglot'.
+    assert!(health.contains("laya-neovim.safetensors"), "{health}");
+    // C is not in the default map: the first host runs the default model.
     s.command("enew | setfiletype c").await;
     type_turn(&s, &C_TURN).await;
     let line = engine_line(&s).await;
-    assert!(line.contains("laya-polyglot.safetensors"), "{line}");
+    assert!(line.contains("laya-default.safetensors"), "{line}");
     let status = s.output("Laya status").await;
     assert!(
-        status.contains("Models by filetype: ") && status.contains("cpp, go"),
+        status.contains("Models by filetype: help, lua, vim → laya-neovim"),
         "{status}"
     );
     let first = s.host_pid().await.expect("a host");
     s.input("<Esc>").await;
-    // Typing in a Lua buffer restarts the host with the default model; the
+    // Typing in a Lua buffer restarts the host with the neovim model; the
     // first host exits.
     s.command("enew | setfiletype lua").await;
     type_turn(&s, &LUA_TURN).await;
     let line = engine_line(&s).await;
-    assert!(line.contains("laya-default.safetensors"), "{line}");
+    assert!(line.contains("laya-neovim.safetensors"), "{line}");
     let stats = s.stats().await;
     assert_eq!(
         (stats["starts"].as_u64(), stats["switches"].as_u64()),
@@ -280,10 +288,11 @@ async fn typing_in_a_buffer_of_another_filetype_switches_the_model() {
     s.input("<Esc>").await;
     s.command("bprevious").await;
     type_turn(&s, &C_TURN).await;
-    assert!(engine_line(&s).await.contains("laya-polyglot"));
+    assert!(engine_line(&s).await.contains("laya-default"));
     assert_eq!(s.stats().await["switches"], 2);
     s.input("<Esc>").await;
-    // An empty map: one model everywhere, no more switches.
+    // An empty map: the default model everywhere, Lua included: no more
+    // switches.
     s.lua("require('laya').setup({ learn = false, host = { filetype_models = {} } })")
         .await;
     s.command("bnext").await;
@@ -293,7 +302,7 @@ async fn typing_in_a_buffer_of_another_filetype_switches_the_model() {
     s.command("bprevious").await;
     type_turn(&s, &C_TURN).await;
     assert!(engine_line(&s).await.contains("laya-default"));
-    assert_eq!(s.stats().await["switches"], 3);
+    assert_eq!(s.stats().await["switches"], 2);
     s.quit().await;
 }
 
@@ -386,8 +395,8 @@ async fn laya_stays_off_where_it_is_turned_off_also_when_that_changes_while_typi
 async fn what_one_model_learnt_reaches_the_next_after_a_switch() {
     let s = Session::start("model-switch-learn").await;
     s.lua("require('laya').setup({})").await;
-    // Written in a C buffer (the polyglot host learns it on leaving Insert
-    // mode, in memory)...
+    // Written in a C buffer (the default model's host learns it on leaving
+    // Insert mode, in memory)...
     s.command("enew | setfiletype c").await;
     s.insert_after_here(&["int main(void) {"]).await;
     s.input("int zorblatticus = 1;<Esc>").await;
@@ -396,14 +405,14 @@ async fn what_one_model_learnt_reaches_the_next_after_a_switch() {
         st.contains("words learnt").then_some(())
     })
     .await;
-    // ...and typed at once in a Lua buffer: the default model's host starts
-    // after the polyglot one has saved it, so it knows the word.
+    // ...and typed at once in a Lua buffer: the neovim model's host starts
+    // after the default one has saved it, so it knows the word.
     s.command("enew | setfiletype lua").await;
     s.insert_after_here(&["local x = 1"]).await;
     s.input("local y = zorb").await;
     s.wait_ghost_starting("latticus").await;
     assert_eq!(s.stats().await["switches"], 1);
-    assert!(engine_line(&s).await.contains("laya-default"));
+    assert!(engine_line(&s).await.contains("laya-neovim"));
     s.quit().await;
 }
 
@@ -460,7 +469,11 @@ async fn model_switch_gap() {
         }
         gaps.sort_by(f64::total_cmp);
     }
-    assert_eq!(s.stats().await["switches"], 21, "20 switches, 1 at setup");
+    assert_eq!(
+        s.stats().await["switches"],
+        20,
+        "one per turn after the first"
+    );
     for (what, g) in ["the model switches", "one model (baseline)"]
         .iter()
         .zip(&gaps)

@@ -68,6 +68,8 @@ async fn a_users_own_ghost_highlight_is_kept_and_a_plain_one_warned_about() {
 
 /// Types `import os⏎import sys⏎⏎⏎` into a Python buffer; returns once the
 /// cursor is on the empty line with a ghost shown there.
+/// (The tests that call it show every top candidate, `threshold = 0`: the
+/// ghost must not depend on how sure the model is of a new line's first word.)
 async fn python_empty_line(s: &Session) {
     s.command("enew").await;
     s.command("setfiletype python").await;
@@ -82,6 +84,8 @@ async fn python_empty_line(s: &Session) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tab_on_an_empty_python_line_indents_even_with_a_ghost() {
     let s = Session::start("first-tab-indent").await;
+    s.lua("require('laya').setup({ ghost = { threshold = 0 } })")
+        .await;
     python_empty_line(&s).await;
     s.input("<Tab>").await;
     let indent = s
@@ -101,7 +105,7 @@ async fn tab_on_an_empty_python_line_indents_even_with_a_ghost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tab_accepts_in_indentation_when_configured() {
     let s = Session::start("first-tab-in-indent").await;
-    s.lua("require('laya').setup({ accept = { in_indent = true } })")
+    s.lua("require('laya').setup({ accept = { in_indent = true }, ghost = { threshold = 0 } })")
         .await;
     python_empty_line(&s).await;
     let ghost = s.ghost_text().await.unwrap();

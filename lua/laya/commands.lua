@@ -5,7 +5,7 @@ local M = {}
 
 M.subcommands = { 'status', 'enable', 'disable', 'toggle', 'log', 'learn', 'forget' }
 
---- `host.filetype_models` as "c, cpp → laya-polyglot; …" ('' when empty).
+--- `host.filetype_models` as "help, lua, vim → laya-neovim; …" ('' when empty).
 function M.filetypes_by_model()
   local groups = {}
   for ft, model in pairs(require('laya.config').options.host.filetype_models) do

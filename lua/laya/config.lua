@@ -51,19 +51,13 @@ M.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 ---@field host laya.HostConfig
 ---@field log_level 'error'|'warn'|'info'|'debug' Least severe messages in `:Laya log`
 
---- The filetypes whose held-out text the 'polyglot' model predicts better
---- than the default (models/README.md, "Round 3"), mapped to it.
-M.POLYGLOT_FILETYPES = {
-  c = 'polyglot',
-  cpp = 'polyglot',
-  go = 'polyglot',
-  java = 'polyglot',
-  ruby = 'polyglot',
-  sh = 'polyglot',
-  bash = 'polyglot',
-  zsh = 'polyglot',
-  cmake = 'polyglot',
-  javascript = 'polyglot',
+--- The filetypes whose text the 'neovim' model (the default until
+--- 2026-12-06, trained on Neovim's and Vim's runtime and help) predicts better
+--- than the default (models/README.md, "Round 4"), mapped to it.
+M.NEOVIM_FILETYPES = {
+  lua = 'neovim',
+  vim = 'neovim',
+  help = 'neovim',
 }
 
 ---@type laya.Config
@@ -173,17 +167,17 @@ M.defaults = {
     -- The `laya` binary; built by `cargo build --release` in the plugin root.
     path = M.root .. '/target/release/laya',
     -- Model weights: a path, or the name of a model Laya ships ('default',
-    -- or 'polyglot': better on C, C++, Go, Java, Ruby, shell and CMake,
-    -- a little worse on Python, Rust, Lua and Vim script; :help laya-models).
-    -- A missing file leaves only the word sources.
+    -- or 'neovim': better on Lua, Vim script and Vim help, worse on most
+    -- other code and prose; :help laya-models). A missing file leaves only
+    -- the word sources.
     model = M.root .. '/models/laya-default.safetensors',
     -- Models by filetype, over `model`: typing in a buffer of one of these
     -- filetypes restarts the host with that model (a path or a shipped
     -- model's name) when another one runs (about 50 ms without
-    -- predictions; typing never waits). These are where 'polyglot' beats
-    -- the default on held-out text. `{}`: `model` everywhere. Setting
-    -- `model` alone also means `model` everywhere. :help laya-models
-    filetype_models = M.POLYGLOT_FILETYPES,
+    -- predictions; typing never waits). These are where 'neovim' beats
+    -- the default. `{}`: `model` everywhere. Setting `model` alone also
+    -- means `model` everywhere. :help laya-models
+    filetype_models = M.NEOVIM_FILETYPES,
     -- 'auto' | 'cpu' | 'mlx'
     backend = 'auto',
     -- Host restarts after a crash before giving up with one message.
@@ -232,11 +226,15 @@ local function key_or_false(v)
   return v == false or (type(v) == 'string' and v ~= '')
 end
 
+--- Shipped models' former names: 'polyglot' (2026-12-05) became the default.
+M.RENAMED_MODELS = { polyglot = 'default' }
+
 --- `host.model` as the host takes it: a shipped model's name (letters,
---- digits, '-' and '_' alone, as 'polyglot') is models/laya-{name}.safetensors
+--- digits, '-' and '_' alone, as 'neovim') is models/laya-{name}.safetensors
 --- in the plugin; a path or false is kept.
 function M.model_path(model)
   if type(model) == 'string' and model:match('^[%w_-]+$') then
+    model = M.RENAMED_MODELS[model] or model
     return M.root .. '/models/laya-' .. model .. '.safetensors'
   end
   return model
@@ -348,7 +346,7 @@ function M.validate(o)
   check(
     o.host.model == false or (type(o.host.model) == 'string' and o.host.model ~= ''),
     'host.model',
-    "a path, a shipped model's name ('default', 'polyglot') or false",
+    "a path, a shipped model's name ('default', 'neovim') or false",
     o.host.model
   )
   check(

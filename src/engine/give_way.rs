@@ -9,7 +9,7 @@ use super::options::GiveWay;
 use super::rank::by_kind::{prefer_words, reranks, WORDY_EXTRA};
 use super::rank::Ranked;
 use super::rejected::demote;
-use super::{Candidate, Engine, Prediction};
+use super::{Candidate, Engine, Prediction, HOST_CANDIDATES};
 
 /// The top candidates answered while one word was typed.
 pub(crate) struct TypedPast {
@@ -98,20 +98,24 @@ impl Engine {
         // Words the user rejected in this context move down.
         let rejected = self.rejected_here(entry);
         let more = passed.len() + rejected.len();
+        // Ranked as the host ranks whatever k is (`HOST_CANDIDATES`), cut to k last.
+        let n = k.max(HOST_CANDIDATES);
         let mut ranked = self.rank(
             entry,
             prefix,
-            k + more + if rerank { WORDY_EXTRA } else { 0 },
+            n + more + if rerank { WORDY_EXTRA } else { 0 },
         );
         if rerank {
-            ranked = prefer_words(ranked, entry.kind, t, self.kinds.as_ref(), k + more);
+            ranked = prefer_words(ranked, entry.kind, t, self.kinds.as_ref(), n + more);
         }
-        ranked = demote(ranked, &rejected, k + passed.len());
+        ranked = demote(ranked, &rejected, n + passed.len());
         let likeliest = (!passed.is_empty())
             .then(|| ranked.candidates.first().cloned())
             .flatten();
         let move_last = self.opts.tuning.give_way == GiveWay::MovedLast;
-        (give_way(ranked, passed, k, move_last), likeliest)
+        let mut ranked = give_way(ranked, passed, k, move_last);
+        ranked.truncate(k);
+        (ranked, likeliest)
     }
 }
 

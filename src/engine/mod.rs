@@ -81,6 +81,14 @@ impl Source {
 /// The most candidates one prediction gives.
 pub const MAX_CANDIDATES: usize = 100;
 
+/// Candidates every prediction ranks, however few it is asked for: the
+/// Neovim host's (ghost + menu). What the ranking draws from grows with
+/// the candidates ranked (spellings that merge by case add up, words typed
+/// past found lower take their share along), and so can its first: ranked
+/// from as many, `laya protocol`'s and `laya eval`'s ghost text (k = 3) is
+/// the host's.
+pub const HOST_CANDIDATES: usize = 8;
+
 /// One keystroke's question.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {

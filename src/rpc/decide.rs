@@ -19,7 +19,7 @@ pub const ANSWER_LUA: &str = "require('laya.host').on_answer(...)";
 /// The Lua function that receives the answers to the next keys.
 pub const NEXT_KEYS_LUA: &str = "require('laya.host').on_next_keys(...)";
 /// Candidates asked of the engine per keystroke (ghost + menu).
-const CANDIDATES: usize = 8;
+const CANDIDATES: usize = crate::engine::HOST_CANDIDATES;
 /// Next keys answered in advance after each answer (the likeliest next
 /// characters of the word, see `Engine::next_keys`).
 const NEXT_KEYS: usize = 12;

@@ -32,6 +32,14 @@ pub fn engine(tune: &str) -> Engine {
     e
 }
 
+/// An engine on the neovim model (the default until 2026-12-06), which must
+/// load: for the tests that name words of its vocabulary and lists.
+pub fn neovim(tune: &str) -> Engine {
+    let e = engine_at(models().join("laya-neovim.safetensors"), tune);
+    assert_eq!(e.info().model_error, None);
+    e
+}
+
 /// A request for 3 candidates with `before` the cursor in `buffer`;
 /// `seen_last`: the previous answer was read (see `Request::seen_last`).
 pub fn request(buffer: u64, before: &str, seen_last: bool) -> Request<'_> {

@@ -31,6 +31,12 @@ impl Ranked {
         (pairs, self.mass_known)
     }
 
+    /// Keeps the best `k`.
+    pub fn truncate(&mut self, k: usize) {
+        self.candidates.truncate(k);
+        self.listed.truncate(k);
+    }
+
     /// The answer made of `pairs` (candidate, listed), in their order.
     pub fn from_pairs(
         pairs: impl IntoIterator<Item = (Candidate, bool)>,
