@@ -122,7 +122,12 @@ def cmd_speed(a):
 
 
 def cmd_export(a):
-    from .export import export, from_tensors
+    """f32, bf16 and int8 files of the checkpoint (or --from-shards). The int8
+    file's integers are calibrated (export.quantize_calibrated) on the first
+    --calibrate tokens of each validation stream (training/work/data
+    valid.prose and valid.code, never the test streams or held-out texts);
+    --calibrate 0 rounds to nearest instead. Deterministic either way."""
+    from .export import CALIBRATE, calibration_streams, export, from_tensors, hessians
     from .model import LayaLM
     from .train import Config
     from .vocab import words_path
@@ -141,9 +146,16 @@ def cmd_export(a):
     words = words_path(vocab)
     if not os.path.exists(words):
         log(f"no word list {words} (run `python -m training vocab`): the models get none")
+    hess, n = None, CALIBRATE if a.calibrate is None else a.calibrate
+    if n > 0:
+        t0 = time.time()
+        hess = hessians(model, calibration_streams(n, model.sizes[0]))
+        log(f"int8 calibration: inputs of the first {n:,d} tokens of valid.prose and valid.code "
+            f"({time.time() - t0:.0f}s)")
     for dtype, name in (("int8", STEM), ("bf16", f"{STEM}-bf16"), ("f32", f"{STEM}-f32")):
-        path = export(model, vocab, os.path.join(OUT, f"{name}.safetensors"), dtype)
-        log(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB")
+        t0 = time.time()
+        path = export(model, vocab, os.path.join(OUT, f"{name}.safetensors"), dtype, hess)
+        log(f"{path}: {os.path.getsize(path) / 1e6:.1f} MB ({time.time() - t0:.0f}s)")
     if a.install:
         install(OUT, MODELS, [STEM, f"{STEM}-bf16"])
         log(f"installed {STEM} (int8) and {STEM}-bf16 into {MODELS}")
@@ -308,6 +320,9 @@ def main(argv=None):
     p.add_argument("--json", help="speed: also write the table here")
     p.add_argument("--from-shards", help="export: stem of f32 shards (training/shards.py) instead of the checkpoint")
     p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")
+    p.add_argument("--calibrate", type=int, default=None, metavar="N",
+                   help="export: calibrate the int8 rounding on the first N tokens of each validation stream "
+                   "(default export.CALIBRATE, 32768); 0 rounds to nearest")
     p.add_argument("--models", nargs="*", help="eval: model names in training/out or paths")
     p.add_argument("--tokens", type=int, help="eval: first N tokens of each test stream")
     p.add_argument("--budget", type=int, help="heldout: characters per file (150,000; 40,000 with --languages)")
