@@ -41,6 +41,18 @@ class CalibratedInt8(unittest.TestCase):
             self.assertEqual(hs.shape, (cols, cols))
             np.testing.assert_allclose(hs, hs.T, rtol=1e-12, atol=1e-9)
 
+    def test_hessians_follow_the_models_equations(self):
+        # hessians() steps the GRU in numpy (faster on the CPU than MLX): its
+        # sums must be those of the states model.py's GRU gives.
+        ids = self.streams[0][: 4 * 40].reshape(4, 40)
+        x = self.model.embed(mx.array(ids))
+        h = self.model.gru(x)
+        after = np.array(h).reshape(-1, self.h)
+        before = np.array(mx.concatenate([mx.zeros((4, 1, self.h)), h[:, :-1]], axis=1)).reshape(-1, self.h)
+        mine = hessians(self.model, [ids.ravel()], rows=4, chunk=16)
+        for name, a in [("gru.wh", before), ("proj.w", after)]:
+            np.testing.assert_allclose(mine[name], a.T.astype(np.float64) @ a, rtol=1e-4, atol=1e-4, err_msg=name)
+
     def test_calibrated_error_not_above_round_to_nearest(self):
         w = tensors(self.model)
         for name, hs in self.matrices():
