@@ -73,3 +73,19 @@ fn accepted_text_teaches_pairs_to_every_buffer() {
     e.accepted(7, "a mortgage grant");
     assert_eq!(top(&mut e, &text), "grant");
 }
+
+/// "parrot" followed "the red" four times, "parcel" twice, after "sent the red".
+const LONGER: &str = "She sent the red parcel to her aunt. Tom sent the red parcel back.\n\
+    He saw the red parrot. They fed the red parrot. We met the red parrot.\n\
+    The red parrot flew.\n\
+    Then she sent the red par";
+
+#[test]
+fn a_longer_context_decides_where_the_shorter_ones_agree() {
+    let mut with = engine("");
+    assert_eq!(top(&mut with, LONGER), "parcel");
+    // Without the three- and four-word contexts the frequent follower of
+    // "the red" wins: the proposal above comes from the longer context.
+    let mut without = engine("lambda_4gram=0,lambda_5gram=0");
+    assert_eq!(top(&mut without, LONGER), "parrot");
+}

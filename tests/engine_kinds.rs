@@ -119,3 +119,38 @@ fn a_malformed_kinds_file_is_reported_and_ranks_as_none() {
         "{stderr}"
     );
 }
+
+/// The ghost text after `before` with thresholds 0 (prose) and 0.9999
+/// (code), the kind of text as the editor says.
+fn ghost_with_code_threshold(before: &str, kind: TextKind) -> String {
+    let mut e = Engine::new(laya::engine::EngineOptions {
+        model_path: Some(models().join("laya-default.safetensors")),
+        backend: laya::model::BackendChoice::Cpu,
+        threshold: Some(0.0),
+        code_threshold: Some(0.9999),
+        ..Default::default()
+    });
+    let p = e.predict(&Request {
+        buffer: 1,
+        before,
+        filetype: "",
+        kind,
+        k: 3,
+        seen_last: false,
+        learn: false,
+    });
+    assert!(!p.candidates.is_empty(), "{before:?}");
+    p.ghost
+}
+
+#[test]
+fn code_has_its_own_ghost_threshold_where_the_text_reads_as_code() {
+    let code = "static int count(const char *s) {\n    int n = 0;\n    while (*s) {\n        if (isprint(*s++)) n++;\n    }\n    return n;\n}\nstatic int size(const char *s) {\n    int n = 0;\n    ret";
+    let prose = "The weather was fine and the town was quiet. We walked along the river and talked about the weather, the town and the river. In the evening we ret";
+    // The editor did not say: the words before the cursor tell.
+    assert_eq!(ghost_with_code_threshold(code, TextKind::Unknown), "");
+    assert_ne!(ghost_with_code_threshold(prose, TextKind::Unknown), "");
+    // Where it says, it decides.
+    assert_ne!(ghost_with_code_threshold(code, TextKind::Prose), "");
+    assert_eq!(ghost_with_code_threshold(prose, TextKind::Code), "");
+}

@@ -30,7 +30,7 @@ fn score(cands: &[(String, f32)], word: &str) -> f32 {
 }
 
 /// A sentence whose last word the model alone does not expect, read once,
-/// then begun again. The bigram caches are off so that only the pointer
+/// then begun again. The pair caches (every order) are off so that only the pointer
 /// ties the repeated context to the word that followed it.
 const TEXT: &str = "Before the upgrade, stop the server and copy the archive to the mirror.\n\
     Check the logs for errors after that.\n\
@@ -41,7 +41,7 @@ const TEXT: &str = "Before the upgrade, stop the server and copy the archive to 
 /// with the pointer off.
 fn assert_brought_back(word: &str) {
     let text = TEXT.replace("mirror", word);
-    let caches_off = "lambda_bigram=0,lambda_trigram=0";
+    let caches_off = "lambda_bigram=0,lambda_trigram=0,lambda_4gram=0,lambda_5gram=0";
     let with = candidates(&mut engine(&format!("{caches_off},pointer=0.3")), &text);
     let without = candidates(&mut engine(&format!("{caches_off},pointer=0")), &text);
     assert_eq!(with.first().map(|c| c.0.as_str()), Some(word), "{with:?}");

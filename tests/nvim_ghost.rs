@@ -59,6 +59,31 @@ async fn ghost_threshold_reaches_the_host() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn code_has_its_own_threshold() {
+    let s = Session::start("ghost-code-threshold").await;
+    // Any ghost in prose, none but a certain one in code.
+    s.lua(
+        "require('laya').setup({ ghost = { threshold = 0, code_threshold = 0.9999 } }) return true",
+    )
+    .await;
+    s.command("enew | setfiletype c").await;
+    s.insert_after_here(&["zephyrine zephyrus zephyrine zephyrus"])
+        .await;
+    s.input("zeph").await;
+    let (prefix, words) = answered(&s).await;
+    assert_eq!(prefix, "zeph");
+    assert!(words.iter().any(|w| w == "zephyrine"), "{words:?}");
+    assert_eq!(s.ghost().await, None, "code: {words:?}");
+    // The same words in prose (filetype text) get their ghost.
+    s.command("stopinsert | enew | setfiletype text").await;
+    s.insert_after_here(&["zephyrine zephyrus zephyrine zephyrus"])
+        .await;
+    s.input("zeph").await;
+    s.wait_ghost_starting("yr").await;
+    s.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tab_accepts_as_one_undo_step_with_the_cursor_after_it() {
     let s = Session::start("ghost-accept").await;
     s.insert_after(WORDS).await;

@@ -73,6 +73,7 @@ function M.start(model)
   end
   local cmd = { o.host.path, 'serve', '--backend', o.host.backend, '--log-level', o.log_level }
   vim.list_extend(cmd, { '--threshold', tostring(o.ghost.threshold) })
+  vim.list_extend(cmd, { '--code-threshold', tostring(o.ghost.code_threshold) })
   if model then
     vim.list_extend(cmd, { '--model', model })
   end

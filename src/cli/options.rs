@@ -115,6 +115,10 @@ pub struct EngineArgs {
     /// this, in [0, 1] [default: 0.15]
     #[arg(long, value_name = "X")]
     pub threshold: Option<f32>,
+    /// The same in code (as the text before the cursor reads: the protocol
+    /// does not say) [default: 0.05]
+    #[arg(long, value_name = "X")]
+    pub code_threshold: Option<f32>,
     /// Most words of ghost text after the current one
     #[arg(long, value_name = "N")]
     pub ghost_words: Option<usize>,
@@ -136,6 +140,7 @@ impl EngineArgs {
             dtype: self.dtype.map(Into::into),
             neural: !self.no_model,
             threshold: self.threshold,
+            code_threshold: self.code_threshold,
             ..EngineOptions::default()
         };
         if let Some(n) = self.ghost_words {
@@ -157,6 +162,9 @@ impl EngineArgs {
         }
         if let Some(t) = self.threshold {
             a.extend(["--threshold".into(), t.to_string()]);
+        }
+        if let Some(t) = self.code_threshold {
+            a.extend(["--code-threshold".into(), t.to_string()]);
         }
         if let Some(n) = self.ghost_words {
             a.extend(["--ghost-words".into(), n.to_string()]);

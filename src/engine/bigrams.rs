@@ -1,7 +1,8 @@
-//! The bigram cache: which words followed which previous word earlier in a
-//! buffer (or in accepted text). A document repeats its phrases ("self.items",
-//! "the word cache"), so the word that followed the same previous word last
-//! time is often the next one; the model forgets that beyond its context.
+//! The bigram cache: which words followed which previous word (and which
+//! two, three, four previous words: `ORDERS`) earlier in a buffer (or in
+//! the user's text). A document repeats its phrases ("self.items", "the word
+//! cache"), so the word that followed the same previous words last time is
+//! often the next one; the model forgets that beyond its context.
 
 use super::frozen::FrozenPairs;
 use super::memory::{self, CacheMemory};
@@ -30,30 +31,48 @@ pub fn key_before(before: &str) -> Option<Key> {
     keys_before(before)[0]
 }
 
-/// The keys of the word that starts right after `before`: from the previous
-/// word, and from the two previous words (a longer context, used first).
-pub fn keys_before(before: &str) -> [Option<Key>; 2] {
+/// Contexts a word is predicted from: the previous word (order 0), the
+/// two previous words (order 1), and so on up to ORDERS previous words.
+/// Code repeats whole phrases (`Poll::Ready(Err(e))`), which only a longer
+/// context tells apart from the other followers of its last word.
+pub const ORDERS: usize = 4;
+
+/// The keys of the word that starts right after `before`, one per order
+/// (see `ORDERS`); an order's key is None where fewer words are close enough.
+pub fn keys_before(before: &str) -> [Option<Key>; ORDERS] {
+    let mut keys = [None; ORDERS];
     let mut h: u64 = 0xcbf29ce484222325;
-    let Some(start) = mix_previous_word(before, &mut h) else {
-        return [None, None];
-    };
-    let one = h;
-    let two = mix_previous_word(&before[..start], &mut h).map(|_| {
-        mix(&mut h, 2);
-        h
-    });
-    [Some(one), two]
+    let mut end = before.len();
+    for (order, key) in keys.iter_mut().enumerate() {
+        let Some(start) = mix_previous_word(&before[..end], &mut h) else {
+            break;
+        };
+        if order > 0 {
+            // The order joins the hash: "a b" as two words is not "b" after "a".
+            mix(&mut h, order as u8 + 1);
+        }
+        *key = Some(h);
+        end = start;
+    }
+    keys
 }
 
 /// Where the contexts of `keys_before(before)` begin: the previous word's
-/// start and the word before it's, so that `keys_before(&before[start..])`
-/// gives the same key of that order (a stored pair keeps only its context's text).
-pub fn context_starts(before: &str) -> [Option<usize>; 2] {
+/// start, the word before it's, and so on, so that
+/// `keys_before(&before[start..])` gives the same key of that order (a stored
+/// pair keeps only its context's text).
+pub fn context_starts(before: &str) -> [Option<usize>; ORDERS] {
+    let mut starts = [None; ORDERS];
     let mut h = 0;
-    let Some(one) = mix_previous_word(before, &mut h) else {
-        return [None, None];
-    };
-    [Some(one), mix_previous_word(&before[..one], &mut h)]
+    let mut end = before.len();
+    for start in starts.iter_mut() {
+        let Some(s) = mix_previous_word(&before[..end], &mut h) else {
+            break;
+        };
+        *start = Some(s);
+        end = s;
+    }
+    starts
 }
 
 /// FNV-1a step.
@@ -542,8 +561,35 @@ mod tests {
         assert_ne!(k("the cat ")[1], k("a cat ")[1]);
         assert_eq!(k("the cat ")[0], k("a cat ")[0]);
         assert_ne!(k("the cat ")[1], k("the cat ")[0]);
-        assert_eq!(k("cat "), [key_before("cat "), None]);
-        assert_eq!(k(" "), [None, None]);
+        assert_eq!(k("cat "), [key_before("cat "), None, None, None]);
+        assert_eq!(k(" "), [None; ORDERS]);
+    }
+
+    #[test]
+    fn longer_keys_need_every_word_and_say_their_order() {
+        let k = |s: &str| keys_before(s);
+        let four = k("Poll::Ready(Err(e");
+        assert!(four.iter().all(Option::is_some), "{four:?}");
+        // The fourth word tells apart what three do not.
+        assert_eq!(four[1], k("x Ready(Err(e")[1]);
+        assert_eq!(four[2], k("Ok::Ready(Err(e")[2]);
+        assert_ne!(four[3], k("Ok::Ready(Err(e")[3]);
+        assert_eq!(four[3], k("Ok::Poll::Ready(Err(e")[3]);
+        assert_eq!(k("Ready(Err(e")[3], None);
+        // Every key differs from the others, and an order's key is that of
+        // its own context (what a stored pair keeps).
+        for i in 0..ORDERS {
+            for j in 0..i {
+                assert_ne!(four[i], four[j]);
+            }
+        }
+        let before = "let x = Poll::Ready(Err(e";
+        let starts = context_starts(before);
+        for (order, start) in starts.iter().enumerate() {
+            let s = start.expect("a start");
+            assert_eq!(k(&before[s..])[order], k(before)[order], "order {order}");
+        }
+        assert_eq!(&before[starts[3].unwrap()..], "Poll::Ready(Err(e");
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub(crate) struct BufferEntry {
     pub typed_past: Option<TypedPast>,
     /// The kind of text at the cursor in the last request.
     pub kind: TextKind,
+    /// How the text before the cursor reads where the editor did not say
+    /// (`KindShares::reads_as`), for a context version.
+    pub reads_as: Option<(u64, TextKind)>,
 }
 
 impl BufferEntry {
@@ -41,6 +44,7 @@ impl BufferEntry {
             serial,
             typed_past: None,
             kind: TextKind::Unknown,
+            reads_as: None,
         }
     }
 

@@ -4,7 +4,7 @@
 //! costs no model step, a new word one step, a backspace steps back to a stored
 //! state, and anything else at most one bounded re-read of recent context.
 
-use super::bigrams::{keys_before, BigramCache, BigramUndo, Key};
+use super::bigrams::{keys_before, BigramCache, BigramUndo, Key, ORDERS};
 use super::memory::{self, CacheMemory};
 use super::word_cache::{InVocab, Undo, WordCache};
 use crate::model::kernels::{matvec_f32, Simd};
@@ -101,7 +101,7 @@ pub struct BufferContext {
     /// Per cached token: how to take back its word from `words` if the text
     /// is deleted (None: not a word, or learnt before the cache was re-read),
     /// and its (previous words → word) pairs from `bigrams`.
-    undo: Vec<Option<(Undo, [Option<BigramUndo>; 2])>>,
+    undo: Vec<Option<(Undo, [Option<BigramUndo>; ORDERS])>>,
     /// The state after one more token, computed ahead by the engine (ghost
     /// continuation); used if that token is the next one typed.
     pub ahead: Option<Ahead>,
@@ -118,7 +118,7 @@ pub struct BufferContext {
     pub bigrams: BigramCache,
     /// The bigram keys at the end of the context (the previous word and two
     /// previous words of the word being typed; see `bigrams::keys_before`).
-    pub keys: [Option<Key>; 2],
+    pub keys: [Option<Key>; ORDERS],
     /// Bumped whenever the context changes, so derived caches (logits) know.
     pub version: u64,
     /// The context text of the last request (quick check for keystrokes inside a word).
@@ -127,6 +127,11 @@ pub struct BufferContext {
 }
 
 impl BufferContext {
+    /// The text before the current word at the last request.
+    pub fn last_context(&self) -> &str {
+        &self.last_context
+    }
+
     pub fn new() -> BufferContext {
         BufferContext {
             hashes: Vec::new(),
@@ -141,7 +146,7 @@ impl BufferContext {
             start_state: Vec::new(),
             words: WordCache::new(),
             bigrams: BigramCache::new(),
-            keys: [None, None],
+            keys: [None; ORDERS],
             version: 0,
             last_context: String::new(),
             last_used: 0,
@@ -161,7 +166,7 @@ impl BufferContext {
     pub fn memory(&self) -> (CacheMemory, CacheMemory) {
         // An undo record holds the word (twice: word and pair) and at most
         // one evicted follower; counted as three small strings.
-        type UndoEntry = Option<(Undo, [Option<BigramUndo>; 2])>;
+        type UndoEntry = Option<(Undo, [Option<BigramUndo>; ORDERS])>;
         let undo_text: usize = self.undo.iter().flatten().count() * 3 * memory::alloc(8);
         let oov_text: usize = self
             .oov
@@ -414,7 +419,7 @@ impl BufferContext {
         t: &Token,
         reread: bool,
         vocab: Option<&Vocab>,
-    ) -> Option<(Undo, [Option<BigramUndo>; 2])> {
+    ) -> Option<(Undo, [Option<BigramUndo>; ORDERS])> {
         match t.kind {
             TokenKind::Word if !reread => {
                 let pair = keys_before(&context[..t.start])
@@ -473,7 +478,7 @@ impl BufferContext {
     pub fn recover(&mut self) {
         self.forget_tokens();
         self.ahead = None;
-        self.keys = [None, None];
+        self.keys = [None; ORDERS];
         self.last_context.clear();
         self.version += 1;
     }

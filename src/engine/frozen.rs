@@ -288,7 +288,7 @@ impl FrozenBuilder {
     }
 
     /// `n` occurrences of `word` after `ctx` (the text from the previous
-    /// word, order 0, or the two previous words, order 1, up to the word).
+    /// word, order 0, or the order + 1 previous words, up to the word).
     pub fn add_pair(&mut self, order: u8, ctx: &str, word: &str, n: u32) {
         let Some(Some(key)) = keys_before(ctx).get(order as usize).copied() else {
             return;

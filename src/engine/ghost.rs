@@ -3,7 +3,8 @@
 
 use super::buffer::{BufferEntry, Continuation};
 use super::context::Ahead;
-use super::options::DEFAULT_THRESHOLD;
+use super::kind::TextKind;
+use super::options::{DEFAULT_CODE_THRESHOLD, DEFAULT_THRESHOLD};
 use super::{Candidate, Engine};
 use crate::math::argmax;
 use crate::model::kernels::softmax;
@@ -25,7 +26,7 @@ impl Engine {
         prefix: &str,
         candidates: &[Candidate],
     ) -> String {
-        let threshold = self.opts.threshold.unwrap_or(DEFAULT_THRESHOLD);
+        let threshold = self.ghost_threshold(entry);
         let mut ghost = String::new();
         if let Some(top) = candidates.first() {
             if top.score >= threshold && top.replace == 0 {
@@ -40,6 +41,33 @@ impl Engine {
             }
         }
         ghost
+    }
+
+    /// The threshold of the text at the cursor: code's in code (as the
+    /// editor says or, where it did not, as the words before the cursor
+    /// read), else prose's.
+    fn ghost_threshold(&self, entry: &mut BufferEntry) -> f32 {
+        let kind = match entry.kind {
+            TextKind::Unknown => {
+                let version = entry.ctx.version;
+                match entry.reads_as {
+                    Some((v, kind)) if v == version => kind,
+                    _ => {
+                        let kind = self
+                            .kinds
+                            .as_ref()
+                            .map_or(TextKind::Unknown, |k| k.reads_as(entry.ctx.last_context()));
+                        entry.reads_as = Some((version, kind));
+                        kind
+                    }
+                }
+            }
+            kind => kind,
+        };
+        match kind {
+            TextKind::Code => self.opts.code_threshold.unwrap_or(DEFAULT_CODE_THRESHOLD),
+            _ => self.opts.threshold.unwrap_or(DEFAULT_THRESHOLD),
+        }
     }
 
     /// Words the model expects after `word` completes, while it is confident

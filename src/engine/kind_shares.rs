@@ -172,6 +172,41 @@ impl KindShares {
     }
 }
 
+/// Words before the cursor that `KindShares::reads_as` weighs.
+const GUESS_WORDS: usize = 40;
+/// Bytes before the cursor it looks through for them.
+const GUESS_BYTES: usize = 512;
+
+impl KindShares {
+    /// Whether the text before the cursor reads as code or as prose, where
+    /// the editor did not say: by the mean log-odds of its last words'
+    /// shares of prose against code (each bounded, so that one rare word
+    /// does not decide). Unknown when none of them is in the table.
+    pub fn reads_as(&self, before: &str) -> TextKind {
+        let mut start = before.len().saturating_sub(GUESS_BYTES);
+        while !before.is_char_boundary(start) {
+            start += 1;
+        }
+        let mut sum = 0.0;
+        let mut n = 0;
+        let words = crate::text::tokenizer::tokenize(&before[start..])
+            .filter(|t| t.kind == crate::text::tokenizer::TokenKind::Word);
+        let words: Vec<&str> = words.map(|t| t.text).collect();
+        for word in words.iter().rev().take(GUESS_WORDS) {
+            if let Some(r) = self.words.get(&hash(word)) {
+                let s = (r.shares[0] as f32 / 255.0).clamp(0.05, 0.95);
+                sum += (s / (1.0 - s)).ln();
+                n += 1;
+            }
+        }
+        match n {
+            0 => TextKind::Unknown,
+            _ if sum >= 0.0 => TextKind::Prose,
+            _ => TextKind::Code,
+        }
+    }
+}
+
 /// Three tab-separated counts.
 fn counts(s: &str) -> Option<[u64; 3]> {
     let mut it = s.split('\t').map(|n| n.parse::<u64>().ok());
@@ -227,5 +262,20 @@ mod tests {
             let e = KindShares::parse(text).err().expect(text);
             assert!(format!("{e:#}").contains(says), "{text:?}: {e:#}");
         }
+    }
+
+    #[test]
+    fn text_reads_as_prose_or_code_by_its_last_words() {
+        let k = KindShares::parse(FILE).unwrap();
+        assert_eq!(k.reads_as("the weather, the weather "), TextKind::Prose);
+        assert_eq!(k.reads_as("if (isprint(c) && isprint(d)) "), TextKind::Code);
+        // The last words decide: code after a long stretch of prose.
+        let long = format!("{} {}", "weather ".repeat(100), "isprint(c); ".repeat(40));
+        assert_eq!(k.reads_as(&long), TextKind::Code);
+        assert_eq!(k.reads_as("zq xv "), TextKind::Unknown);
+        assert_eq!(k.reads_as(""), TextKind::Unknown);
+        // A cut inside a character is moved past it.
+        let multi = format!("{}weather", "é".repeat(300));
+        assert_eq!(k.reads_as(&multi), TextKind::Prose);
     }
 }

@@ -34,7 +34,7 @@ impl History {
     }
 
     /// `n` occurrences of `word` after `ctx`: the text from the previous
-    /// word (order 0) or the two previous words (order 1) up to the word.
+    /// word (order 0) or the order + 1 previous words up to the word.
     pub fn add_pair(&mut self, order: u8, ctx: &str, word: &str, n: u32) {
         if let Some(Some(k)) = keys_before(ctx).get(order as usize) {
             self.pairs.add_count(*k, word, n);
@@ -79,7 +79,7 @@ impl History {
 impl Engine {
     /// Counts from the user's store: words, and (order, context, word)
     /// pairs whose context is the text from the previous word (order 0) or
-    /// the two previous words (order 1) up to the word.
+    /// the order + 1 previous words up to the word.
     pub fn learn_counts<'a>(
         &mut self,
         words: impl Iterator<Item = (&'a str, u32)>,

@@ -1,4 +1,4 @@
-//! The personal store's file format, version 2 (little-endian):
+//! The personal store's file format, version 3 (little-endian):
 //!
 //! ```text
 //! magic "LAYA-PERSONAL\n" | version u32 | words u32 | pairs u32
@@ -10,7 +10,10 @@
 //! ```
 //!
 //! The rejections' section is there only when there are rejections; a
-//! file without one (all of version 1) holds none.
+//! file without one (all of version 1) holds none. A pair's order is the
+//! number of previous words its context spans, less one
+//! (`engine::bigrams::ORDERS`): 0-3 from version 3 on, 0-1 before (so an
+//! older Laya sets a version-3 store aside rather than misread it).
 //!
 //! A reader rejects a wrong magic, a bad checksum, truncation or trailing
 //! bytes (`Corrupt`) and a newer version (`FutureVersion`): the store is then
@@ -23,11 +26,11 @@
 //! while loading), so the order is no part of the format's version.
 
 use super::{Entry, Learnt};
-use crate::engine::bigrams::keys_before;
+use crate::engine::bigrams::{keys_before, ORDERS};
 use crate::engine::frozen::index_cmp;
 
 pub const MAGIC: &[u8; 14] = b"LAYA-PERSONAL\n";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const HEADER_LEN: usize = 14 + 4 + 4 + 4;
 pub const TRAILER_LEN: usize = 8;
 /// The rejections' count after the pairs (when there are some).
@@ -247,7 +250,7 @@ pub fn visit(bytes: &[u8], mut item: impl FnMut(Item)) -> Result<(), DecodeError
         let c = r.text()?;
         let w = r.text()?;
         let e = r.entry()?;
-        if order > 1 {
+        if order as usize >= ORDERS || (version < 3 && order > 1) {
             return Err(DecodeError::Corrupt(format!("pair order {order}")));
         }
         item(Item::Pair(order, c, w, e));
@@ -307,13 +310,22 @@ mod tests {
         assert!(decode(&longer).is_err());
     }
 
-    /// Version 1's encoding of `l`'s words and pairs.
-    fn version_1(l: &Learnt) -> Vec<u8> {
-        let mut v1 = l.clone();
-        v1.rejections.clear();
-        let mut b = encode(&v1);
+    /// `l` as `version` encodes it: the pairs of orders 0 and 1 before
+    /// version 3, no rejections in version 1.
+    fn older(l: &Learnt, version: u32) -> Learnt {
+        let mut old = l.clone();
+        if version < 2 {
+            old.rejections.clear();
+        }
+        old.pairs.retain(|(order, _, _), _| *order <= 1);
+        old
+    }
+
+    /// `l` encoded with the version number `version`, as it is.
+    fn with_version(l: &Learnt, version: u32) -> Vec<u8> {
+        let mut b = encode(l);
         b.truncate(b.len() - TRAILER_LEN);
-        b[14..18].copy_from_slice(&1u32.to_le_bytes());
+        b[14..18].copy_from_slice(&version.to_le_bytes());
         let sum = checksum(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         b
@@ -321,17 +333,30 @@ mod tests {
 
     #[test]
     fn version_1_is_read_without_rejections() {
-        let l = sample();
-        let mut want = l.clone();
-        want.rejections.clear();
-        assert_eq!(decode(&version_1(&l)), Ok(want.clone()));
+        let l = older(&sample(), 1);
+        assert!(l.rejections.is_empty() && !l.pairs.is_empty());
+        assert_eq!(decode(&with_version(&l, 1)), Ok(l.clone()));
         // Without rejections, only the version tells the two apart.
-        let (v2, v1) = (encode(&want), version_1(&l));
+        let (v3, v1) = (encode(&l), with_version(&l, 1));
         assert_eq!(
-            v2[18..v2.len() - TRAILER_LEN],
+            v3[18..v3.len() - TRAILER_LEN],
             v1[18..v1.len() - TRAILER_LEN]
         );
-        assert_eq!(decode(&encode(&l)).unwrap().rejections.len(), 1);
+        assert_eq!(decode(&encode(&sample())).unwrap().rejections.len(), 1);
+    }
+
+    #[test]
+    fn longer_contexts_are_kept_from_version_3_on() {
+        let l = sample();
+        let orders: std::collections::BTreeSet<u8> = l.pairs.keys().map(|p| p.0).collect();
+        assert_eq!(orders.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+        assert_eq!(decode(&encode(&l)), Ok(l.clone()));
+        // Version 2 had orders 0 and 1 only: a longer one is corruption.
+        assert_eq!(decode(&with_version(&older(&l, 2), 2)), Ok(older(&l, 2)));
+        assert!(matches!(
+            decode(&with_version(&l, 2)),
+            Err(DecodeError::Corrupt(why)) if why.starts_with("pair order")
+        ));
     }
 
     #[test]

@@ -30,8 +30,9 @@ impl Entry {
     }
 }
 
-/// A pair: the text of its context (from the previous word, order 0, or
-/// the two previous words, order 1, up to the word) and the word.
+/// A pair: its order, the text of its context (from the previous word,
+/// order 0, or from the order + 1 previous words, up to the word) and the
+/// word (`engine::bigrams::ORDERS`).
 pub type Pair = (u8, Box<str>, Box<str>);
 
 /// A rejection: the text from the previous word up to the word, and the

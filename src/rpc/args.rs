@@ -33,6 +33,9 @@ pub struct ServeArgs {
     /// this, in [0, 1] (lower: more ghosts, more of them wrong) [default: 0.15]
     #[arg(long, value_name = "X", value_parser = unit)]
     pub threshold: Option<f32>,
+    /// The same where the editor says the cursor is in code [default: 0.05]
+    #[arg(long, value_name = "X", value_parser = unit)]
+    pub code_threshold: Option<f32>,
     /// Widest SIMD instruction set of the CPU kernels
     #[arg(long, value_enum, default_value_t)]
     pub simd: SimdArg,
@@ -168,6 +171,11 @@ mod tests {
         assert!(a.no_next_keys);
         assert_eq!(parse(&["--threshold", "0.2"]).unwrap().threshold, Some(0.2));
         assert!(parse(&["--threshold", "2"]).is_err());
+        assert_eq!(
+            parse(&["--code-threshold", "0.1"]).unwrap().code_threshold,
+            Some(0.1)
+        );
+        assert!(parse(&["--code-threshold", "-1"]).is_err());
         let a = parse(&["--tune=typed_past=0"]).unwrap();
         assert_eq!(a.tuning().give_way, crate::engine::GiveWay::Off);
         assert_eq!(

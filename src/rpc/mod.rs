@@ -105,6 +105,7 @@ async fn run(args: ServeArgs) -> i32 {
             // distribution after the ghost's word.
             think_ahead: !args.no_think_ahead,
             threshold: args.threshold,
+            code_threshold: args.code_threshold,
             ..EngineOptions::default()
         },
         inbox: inbox.clone(),

@@ -5,6 +5,7 @@
 //! spellings that read the same after case adaptation merge; the best `k`
 //! by expected keystrokes saved.
 
+use super::super::bigrams::ORDERS;
 use super::super::case::{adapted_rest, case_agreement};
 use super::super::{Candidate, Source};
 use super::pool::{Pool, Query};
@@ -16,7 +17,7 @@ use std::borrow::Cow;
 pub struct Weights {
     pub model: f32,
     pub cache: f32,
-    pub bigram: [f32; 2],
+    pub bigram: [f32; ORDERS],
 }
 
 impl Weights {
@@ -34,7 +35,7 @@ impl Weights {
             0.0
         };
         let b = pool.bigram_weight;
-        let rest = (1.0 - b[0] - b[1]).max(0.0);
+        let rest = (1.0 - b.iter().sum::<f32>()).max(0.0);
         Weights {
             model: model * rest,
             cache: cache * rest,
@@ -58,12 +59,17 @@ pub fn mix(q: &Query, pool: &Pool, k: usize) -> Ranked {
     let m = &pool.mass;
     let mass_known = w.model * m.vocab
         + w.cache * m.cache
-        + w.bigram[0] * m.bigram[0]
-        + w.bigram[1] * m.bigram[1];
-    let (mut merged, boosted) = merge_by_case(q, pool, &w);
-    // The boost's extra probability, of the pool's words only (a boosted
-    // word outside the pool is not in the normaliser).
-    let mass_known = mass_known + w.model * boosted;
+        + w.bigram
+            .iter()
+            .zip(&m.bigram)
+            .map(|(w, m)| w * m)
+            .sum::<f32>();
+    let (mut merged, extra) = merge_by_case(q, pool, &w);
+    // The boost's extra probability and the model's part of the words
+    // beyond its vocabulary (its `<unk>` shared out), of the pool's words
+    // only: without them a project's own identifiers, out of the
+    // vocabulary, score above 1 and tie at the clamp.
+    let mass_known = mass_known + w.model * (extra.boosted + extra.unknown);
     let mass = mass_known + w.model * m.word_list;
     let norm = if mass > 0.0 { 1.0 / mass } else { 0.0 };
     for c in merged.iter_mut() {
@@ -103,19 +109,32 @@ pub fn mix(q: &Query, pool: &Pool, k: usize) -> Ranked {
     }
 }
 
+/// The model probability the pool's words add beyond the masses: what the
+/// user boost added, and the model's part of out-of-vocabulary words.
+#[derive(Default)]
+struct Extra {
+    boosted: f32,
+    unknown: f32,
+}
+
 /// Each word's interpolated (unnormalised) score, spellings that read the
 /// same after case adaptation summed ("the" and "The" after "Th"), and the
-/// model probability the user boost added.
-fn merge_by_case<'a>(q: &Query, pool: &'a Pool, w: &Weights) -> (Vec<Merged<'a>>, f32) {
+/// model probability beyond the masses (`Extra`).
+fn merge_by_case<'a>(q: &Query, pool: &'a Pool, w: &Weights) -> (Vec<Merged<'a>>, Extra) {
     let mut merged: Vec<Merged> = Vec::with_capacity(pool.scored.len());
-    let mut boosted = 0.0;
+    let mut extra = Extra::default();
     for s in &pool.scored {
         let agree = case_agreement(q.prefix, s.word);
         let p_model = if s.from_vocab {
             let p = s.p_model * q.user_boost(s.word);
-            boosted += p - s.p_model;
+            extra.boosted += p - s.p_model;
             p
         } else {
+            // (Without a prefix the vocabulary's mass is all of the
+            // model's, `<unk>` included.)
+            if !s.listed && !q.prefix.is_empty() {
+                extra.unknown += s.p_model;
+            }
             s.p_model
         };
         let from_model = w.model * p_model * agree;
@@ -144,5 +163,5 @@ fn merge_by_case<'a>(q: &Query, pool: &'a Pool, w: &Weights) -> (Vec<Merged<'a>>
             }),
         }
     }
-    (merged, boosted)
+    (merged, extra)
 }

@@ -3,6 +3,7 @@
 //! (`Pool`: scored words and each component's probability mass), and the
 //! interface a source implements (`CandidateSource`).
 
+use super::super::bigrams::ORDERS;
 use super::super::dist::Dist;
 use super::super::kind::TextKind;
 use super::super::kind_shares::KindShares;
@@ -184,8 +185,8 @@ pub struct Masses {
     pub vocab: f32,
     pub cache: f32,
     pub word_list: f32,
-    /// After one and after two previous words.
-    pub bigram: [f32; 2],
+    /// After one, two, ... previous words (`bigrams::ORDERS`).
+    pub bigram: [f32; ORDERS],
 }
 
 /// The sources' answers, in the order they were proposed.
@@ -196,9 +197,9 @@ pub struct Pool<'a> {
     pub mass: Masses,
     /// Words that followed the previous one (two) before, with their
     /// probability after each (see `sources::Bigrams`).
-    pub followers: Vec<(&'a str, [f32; 2])>,
+    pub followers: Vec<(&'a str, [f32; ORDERS])>,
     /// The bigram and trigram weights this context earns.
-    pub bigram_weight: [f32; 2],
+    pub bigram_weight: [f32; ORDERS],
 }
 
 impl<'a> Pool<'a> {
@@ -221,6 +222,6 @@ impl<'a> Pool<'a> {
         self.followers
             .iter()
             .find(|f| f.0 == word)
-            .map_or(0.0, |f| w[0] * f.1[0] + w[1] * f.1[1])
+            .map_or(0.0, |f| w.iter().zip(&f.1).map(|(w, p)| w * p).sum())
     }
 }

@@ -2,7 +2,7 @@
 //! the prefix (see `CandidateSource`). `rank` asks them in the order below;
 //! the order decides only which source names a word two of them propose.
 
-use super::super::bigrams::{BigramCache, Key};
+use super::super::bigrams::{BigramCache, Key, ORDERS};
 use super::super::case::case_agreement;
 use super::super::word_cache::WordCache;
 use super::super::word_list::WordList;
@@ -205,12 +205,32 @@ impl<'a> CandidateSource<'a> for PointedWords {
     }
 }
 
-/// The words that followed the previous word (and the two previous words)
-/// before, in this buffer and in the user's text, each context weighted by
-/// how much history it has (little history, little trust).
+/// The first order that `longer_first` puts before the others.
+const LONGER: usize = 2;
+
+/// The orders from `from` up take their weight first, the longest first,
+/// and the rest (the shorter orders, the model and the cache) share what they
+/// leave: a phrase of three or four words seen before decides where its
+/// last words' followers disagree, which a weight added beside theirs
+/// cannot.
+fn longer_first(weights: &mut [f32; ORDERS], from: usize) {
+    let mut left = 1.0;
+    for w in weights[from..].iter_mut().rev() {
+        *w *= left;
+        left -= *w;
+    }
+    for w in weights[..from].iter_mut() {
+        *w *= left;
+    }
+}
+
+/// The words that followed the previous word (and the two, three and four
+/// previous words, `bigrams::ORDERS`) before, in this buffer and in the
+/// user's text, each context weighted by how much history it has (little
+/// history, little trust).
 pub struct Followers<'a> {
-    /// The keys of the previous one and two words.
-    pub keys: [Option<Key>; 2],
+    /// The keys of the previous one, two, ... words.
+    pub keys: [Option<Key>; ORDERS],
     pub buffer: &'a BigramCache,
     pub user: &'a BigramCache,
 }
@@ -218,7 +238,7 @@ pub struct Followers<'a> {
 impl<'a> CandidateSource<'a> for Followers<'a> {
     fn gather(&self, q: &Query<'a>, pool: &mut Pool<'a>) {
         let t = q.tuning;
-        let lambdas = [t.lambda_bigram, t.lambda_trigram];
+        let lambdas = t.lambda_orders();
         for (order, key) in self.keys.iter().enumerate() {
             let Some(key) = key.filter(|_| lambdas[order] > 0.0) else {
                 continue;
@@ -247,14 +267,14 @@ impl<'a> CandidateSource<'a> for Followers<'a> {
                 match pool.followers.iter_mut().find(|f| f.0 == word) {
                     Some(f) => f.1[order] += p,
                     None => {
-                        let mut ps = [0.0; 2];
+                        let mut ps = [0.0; ORDERS];
                         ps[order] = p;
                         pool.followers.push((word, ps));
                     }
                 }
             }
         }
-        for order in 0..2 {
+        for order in 0..ORDERS {
             if q.prefix.is_empty() && pool.bigram_weight[order] > 0.0 {
                 pool.mass.bigram[order] = 1.0;
             }
@@ -262,6 +282,7 @@ impl<'a> CandidateSource<'a> for Followers<'a> {
                 pool.bigram_weight[order] = 0.0;
             }
         }
+        longer_first(&mut pool.bigram_weight, LONGER);
         for i in 0..pool.followers.len() {
             let word = pool.followers[i].0;
             if word.len() > q.prefix.len() && pool.first_time(word) {
