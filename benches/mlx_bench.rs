@@ -6,10 +6,11 @@
 //! cargo bench --features mlx --bench mlx_bench -- [--model F.safetensors]
 //!   [--vocab F.vocab.txt --text F.txt] [--device gpu|cpu|auto] [--steps N]
 //!   [--compute f32,bf16,f16,q8,q4] [--variants] [--reference] [--json OUT]
-//!   [--kernel-cache DIR] [--load-only] [--cpu-backend]
+//!   [--kernel-cache DIR] [--load-only] [--cpu-backend] [--group 32|64|128]
 //!
 //! --cpu-backend also times the engine's pure-Rust cpu backend on the same
 //! file and tokens (f32 view, and the file's own dtype), for the comparison.
+//! --group sets q8/q4's quantization group size (default 64, the engine's).
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -38,6 +39,7 @@ struct Args {
     json: Option<PathBuf>,
     kernel_cache: Option<PathBuf>,
     load_only: bool,
+    group_size: u32,
 }
 
 fn parse_args() -> Result<Args> {
@@ -60,6 +62,7 @@ fn parse_args() -> Result<Args> {
         json: None,
         kernel_cache: None,
         load_only: false,
+        group_size: 64,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -89,6 +92,7 @@ fn parse_args() -> Result<Args> {
             "--reference" => a.reference = true,
             "--cpu-backend" => a.cpu_backend = true,
             "--load-only" => a.load_only = true,
+            "--group" => a.group_size = val()?.parse()?,
             "--bench" => {} // added by `cargo bench`
             f => bail!("unknown argument {f}"),
         }
@@ -344,6 +348,7 @@ fn load(a: &Args, w: &OwnedWeights, compute: MlxCompute) -> Result<Loaded> {
         compute,
         warmup: 0,
         kernel_cache_dir: a.kernel_cache.clone(),
+        group_size: a.group_size,
         ..MlxOptions::default()
     };
     let t = Instant::now();
@@ -403,6 +408,7 @@ fn bench_compute(
         .push(format!("| {} | 50 | {worst:.3e} |", b.device()));
     let (resident, resident_nocopy) = resident(&mut b, w, toks)?;
     let c = compute.as_str();
+    let shown = weights_label(compute, a.group_size);
     let mut entry = serde_json::Map::new();
     for (name, s) in [
         ("step", &p.step),
@@ -419,6 +425,7 @@ fn bench_compute(
     }
     entry.insert("device".into(), dev.clone().into());
     entry.insert("load_ms".into(), load_ms.into());
+    entry.insert("group_size".into(), a.group_size.into());
     entry.insert("first_calls_ms".into(), first.into());
     r.json.insert(c.into(), entry.into());
     for (label, stats) in [
@@ -433,7 +440,7 @@ fn bench_compute(
         ("resident step+logits, nothing copied back", resident_nocopy),
     ] {
         r.rows.push(Row {
-            label: format!("{c} {label}"),
+            label: format!("{shown} {label}"),
             stats,
         });
     }
@@ -443,7 +450,7 @@ fn bench_compute(
     } else if !f32_tops.is_empty() {
         let (r1, r3) = agreement(&p.tops, f32_tops, n);
         r.agreement.push(format!(
-            "| {c} | {n} | {:.2}% | {:.2}% |",
+            "| {shown} | {n} | {:.2}% | {:.2}% |",
             r1 * 100.0,
             r3 * 100.0
         ));
@@ -457,6 +464,14 @@ fn bench_compute(
         variants(a, w, toks, r)?;
     }
     Ok(())
+}
+
+/// A weight type as the tables name it: q8/q4 with their group size.
+fn weights_label(compute: MlxCompute, group_size: u32) -> String {
+    match compute {
+        MlxCompute::Q8 | MlxCompute::Q4 => format!("{} g{group_size}", compute.as_str()),
+        _ => compute.as_str().to_string(),
+    }
 }
 
 /// One path's latencies over `toks`, as a sequential chain of states as the

@@ -330,3 +330,40 @@ fn bf16_buffers_load_the_same_numbers() {
         assert_eq!(a, b2, "token {t}");
     }
 }
+
+/// The group size reaches MLX: 32 takes an embedding width that 64 rejects,
+/// and q4 with groups of 32 stays closer to the f32 reference than with 64
+/// (same weights, same steps; equal errors would mean the option is lost).
+#[test]
+fn quantization_group_size_is_applied() {
+    let with_group = |compute, group_size| MlxOptions {
+        group_size,
+        ..cpu_options(compute)
+    };
+    let narrow = OwnedWeights::synthetic(64, 96, 64, 3);
+    assert!(MlxBackend::from_f32(&narrow.view(), &with_group(MlxCompute::Q4, 64)).is_err());
+    MlxBackend::from_f32(&narrow.view(), &with_group(MlxCompute::Q4, 32))
+        .expect("96 is a multiple of 32");
+
+    let w = OwnedWeights::synthetic(VOCAB, EMBED, HIDDEN, 5);
+    let want = reference_run(&w);
+    let mean_error = |group_size| {
+        let mut mlx = MlxBackend::from_f32(&w.view(), &with_group(MlxCompute::Q4, group_size))
+            .expect("load into mlx");
+        mlx.reset().expect("reset");
+        let mut logits = vec![0f32; VOCAB];
+        let mut sum = 0f64;
+        for (i, &t) in tokens().iter().enumerate() {
+            mlx.step_resident(t, Some(&mut logits)).expect("step");
+            sum += logits
+                .iter()
+                .zip(&want[i].1)
+                .map(|(a, b)| f64::from((a - b).abs()))
+                .sum::<f64>();
+        }
+        sum / (STEPS * VOCAB) as f64
+    };
+    let (g32, g64) = (mean_error(32), mean_error(64));
+    eprintln!("q4 mean |delta logit|: group 32 {g32:.4e}, group 64 {g64:.4e}");
+    assert!(g32 < g64, "group 32 ({g32}) should beat group 64 ({g64})");
+}
