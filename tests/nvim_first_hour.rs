@@ -332,6 +332,38 @@ async fn the_kind_of_text_at_the_cursor_comes_from_the_syntax() {
             .await,
         "prose"
     );
+    // Code set in prose is code: inline, and a fenced block (its comment a
+    // comment where treesitter highlights the block's language).
+    s.set_lines(&[
+        "Call `open_file(path)` first.",
+        "",
+        "```c",
+        "int x = foo(1); /* note */",
+        "```",
+        "Then close it.",
+    ])
+    .await;
+    let at = |row: i64, col: i64| {
+        format!("return require('laya.syntax').at(0, {row}, {col}, vim.bo.filetype)")
+    };
+    for (how, start) in [
+        ("syntax groups", ""),
+        (
+            "treesitter",
+            "vim.treesitter.start(0, 'markdown') vim.treesitter.get_parser(0):parse(true)",
+        ),
+    ] {
+        s.lua(&format!("{start} return true")).await;
+        assert_eq!(s.lua(&at(1, 12)).await, "code", "{how}: inline code");
+        assert_eq!(s.lua(&at(1, 3)).await, "prose", "{how}");
+        assert_eq!(s.lua(&at(4, 6)).await, "code", "{how}: fenced code");
+        assert_eq!(s.lua(&at(6, 8)).await, "prose", "{how}");
+    }
+    assert_eq!(
+        s.lua(&at(4, 22)).await,
+        "comment",
+        "treesitter: a comment in the block"
+    );
     s.quit().await;
 }
 

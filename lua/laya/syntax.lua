@@ -3,6 +3,7 @@
 --- 'prose' (a filetype in `prose_filetypes`), or in a code buffer
 --- 'comment', 'string' or 'code'. Read from treesitter where the buffer is
 --- highlighted by it, else from the syntax groups ('syntax' on), else 'code'.
+--- Code set in prose (a fenced block or inline code in Markdown) is code.
 
 local M = {}
 
@@ -54,13 +55,55 @@ local function from_syntax(buf, row0, col)
   return kind_of(vim.fn.synIDattr(vim.fn.synIDtrans(id), 'name')) or kind_of(vim.fn.synIDattr(id, 'name')) or 'code'
 end
 
+--- Is a highlight or node name one of code set in prose (treesitter's
+--- `markup.raw`, `markup.raw.block`; syntax groups such as `markdownCode`,
+--- `markdownCodeBlock`)?
+local function is_raw(name)
+  name = name:lower()
+  return name:find('raw', 1, true) ~= nil or name:find('code', 1, true) ~= nil
+end
+
+--- The names highlighting gives (row0, col) of a prose buffer, innermost
+--- last: treesitter's captures where it highlights, else the syntax stack.
+local function names_in_prose(buf, row0, col)
+  local names = {}
+  if vim.treesitter.highlighter and vim.treesitter.highlighter.active[buf] then
+    local ok, captures = pcall(vim.treesitter.get_captures_at_pos, buf, row0, col)
+    for _, c in ipairs(ok and captures or {}) do
+      table.insert(names, c.capture)
+    end
+  elseif vim.b[buf].current_syntax ~= nil and buf == vim.api.nvim_get_current_buf() then
+    for _, id in ipairs(vim.fn.synstack(row0 + 1, col + 1)) do
+      table.insert(names, vim.fn.synIDattr(id, 'name'))
+    end
+  end
+  return names
+end
+
+--- In a prose buffer: 'prose', or inside code set in it 'code' (its
+--- comments and strings 'comment' and 'string').
+local function in_prose(buf, row0, col)
+  local names = names_in_prose(buf, row0, col)
+  if not vim.iter(names):any(is_raw) then
+    return 'prose'
+  end
+  for i = #names, 1, -1 do
+    local k = kind_of(names[i])
+    if k then
+      return k
+    end
+  end
+  return 'code'
+end
+
 --- The kind of text at the cursor of buffer `buf` (`row` 1-based, `col` the
 --- cursor's byte column; the character before it is what counts).
 function M.at(buf, row, col, filetype)
-  if M.is_prose_filetype(filetype) then
-    return 'prose'
-  end
+  buf = buf == 0 and vim.api.nvim_get_current_buf() or buf
   local c = math.max(col - 1, 0)
+  if M.is_prose_filetype(filetype) then
+    return in_prose(buf, row - 1, c)
+  end
   return from_treesitter(buf, row - 1, c) or from_syntax(buf, row - 1, c) or 'code'
 end
 
