@@ -3,13 +3,21 @@
 //! comments and strings of code, and in the rest of code. The ranking uses
 //! it to prefer words of prose in prose, comments and strings
 //! (`Tuning::prose_weight`) and, if asked, words of code in code
-//! (`Tuning::code_weight`).
+//! (`Tuning::code_weight`); where the editor does not say what the text is,
+//! it tells whether the words before the cursor read as prose or as code
+//! (`KindShares::reads_as`).
 
 use super::kind::TextKind;
+use crate::text::tokenizer::{tokenize, TokenKind};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
+
+/// Words before the cursor that `KindShares::reads_as` weighs.
+const GUESS_WORDS: usize = 40;
+/// Bytes before the cursor it looks through for them.
+const GUESS_BYTES: usize = 512;
 
 /// For each word (by a 64-bit hash of its text: two of the file's words
 /// sharing one would swap shares, which a file of 100k words never does),
@@ -149,6 +157,35 @@ impl KindShares {
         Some(r.shares[column] as f32 / 255.0)
     }
 
+    /// Whether the text before the cursor reads as code or as prose, where
+    /// the editor did not say: by the mean log-odds of its last words'
+    /// shares of prose against code (each bounded, so that one rare word
+    /// does not decide). Unknown when none of them is in the table.
+    pub fn reads_as(&self, before: &str) -> TextKind {
+        let mut start = before.len().saturating_sub(GUESS_BYTES);
+        while !before.is_char_boundary(start) {
+            start += 1;
+        }
+        let mut sum = 0.0;
+        let mut n = 0;
+        let words: Vec<&str> = tokenize(&before[start..])
+            .filter(|t| t.kind == TokenKind::Word)
+            .map(|t| t.text)
+            .collect();
+        for word in words.iter().rev().take(GUESS_WORDS) {
+            if let Some(r) = self.words.get(&hash(word)) {
+                let s = (r.shares[0] as f32 / 255.0).clamp(0.05, 0.95);
+                sum += (s / (1.0 - s)).ln();
+                n += 1;
+            }
+        }
+        match n {
+            0 => TextKind::Unknown,
+            _ if sum >= 0.0 => TextKind::Prose,
+            _ => TextKind::Code,
+        }
+    }
+
     /// What a candidate `word` keeps of its worth in text of `kind`: in
     /// prose, comments and strings min(1, 2s)^prose_weight for its share s
     /// of that kind of text (a word at least as frequent there as in code
@@ -169,41 +206,6 @@ impl KindShares {
         };
         let s = if kind == TextKind::Code { 1.0 - s } else { s };
         (2.0 * s).min(1.0).powf(weight)
-    }
-}
-
-/// Words before the cursor that `KindShares::reads_as` weighs.
-const GUESS_WORDS: usize = 40;
-/// Bytes before the cursor it looks through for them.
-const GUESS_BYTES: usize = 512;
-
-impl KindShares {
-    /// Whether the text before the cursor reads as code or as prose, where
-    /// the editor did not say: by the mean log-odds of its last words'
-    /// shares of prose against code (each bounded, so that one rare word
-    /// does not decide). Unknown when none of them is in the table.
-    pub fn reads_as(&self, before: &str) -> TextKind {
-        let mut start = before.len().saturating_sub(GUESS_BYTES);
-        while !before.is_char_boundary(start) {
-            start += 1;
-        }
-        let mut sum = 0.0;
-        let mut n = 0;
-        let words = crate::text::tokenizer::tokenize(&before[start..])
-            .filter(|t| t.kind == crate::text::tokenizer::TokenKind::Word);
-        let words: Vec<&str> = words.map(|t| t.text).collect();
-        for word in words.iter().rev().take(GUESS_WORDS) {
-            if let Some(r) = self.words.get(&hash(word)) {
-                let s = (r.shares[0] as f32 / 255.0).clamp(0.05, 0.95);
-                sum += (s / (1.0 - s)).ln();
-                n += 1;
-            }
-        }
-        match n {
-            0 => TextKind::Unknown,
-            _ if sum >= 0.0 => TextKind::Prose,
-            _ => TextKind::Code,
-        }
     }
 }
 
