@@ -14,7 +14,7 @@
 #[path = "support/fuzz.rs"]
 mod fuzz;
 
-use laya::engine::bigrams::keys_before;
+use laya::engine::bigrams::{keys_before, ORDERS};
 use laya::learn::format::{checksum, decode, encode, visit, DecodeError, Item, MAGIC, VERSION};
 use laya::learn::learning::{build_history, build_history_by_entry};
 use laya::learn::Learnt;
@@ -42,7 +42,7 @@ fn record() -> impl Strategy<Value = Vec<u8>> {
             out
         }),
         (
-            prop_oneof![4 => 0u8..2, 1 => any::<u8>()],
+            prop_oneof![4 => 0u8..ORDERS as u8, 1 => any::<u8>()],
             text.clone(),
             text.clone(),
             lie.clone(),
@@ -78,7 +78,7 @@ fn well_formed() -> impl Strategy<Value = Vec<u8>> {
     let words = prop::collection::vec((word, count.clone()), 0..30);
     let pairs = prop::collection::vec(
         (
-            0u8..2,
+            0u8..ORDERS as u8,
             "[ab]{1,2}[ .,\n]{1,2}([ab]{1,2}[ .(]{1,2})?",
             word,
             count.clone(),
