@@ -24,23 +24,36 @@ local function kind_of(name)
   return nil
 end
 
---- Treesitter: the captures at (row0, col) of an active highlighter.
-local function from_treesitter(buf, row0, col)
+--- Treesitter's capture names at (row0, col), innermost last; nil where no
+--- highlighter is active (or it cannot tell).
+local function captures(buf, row0, col)
   if not (vim.treesitter.highlighter and vim.treesitter.highlighter.active[buf]) then
     return nil
   end
-  local ok, captures = pcall(vim.treesitter.get_captures_at_pos, buf, row0, col)
+  local ok, found = pcall(vim.treesitter.get_captures_at_pos, buf, row0, col)
   if not ok then
     return nil
   end
-  -- The innermost capture is last.
-  for i = #captures, 1, -1 do
-    local k = kind_of(captures[i].capture)
+  return vim.tbl_map(function(c)
+    return c.capture
+  end, found)
+end
+
+--- The kind of the innermost name (last) that has one: 'comment', 'string' or nil.
+local function innermost_kind(names)
+  for i = #names, 1, -1 do
+    local k = kind_of(names[i])
     if k then
       return k
     end
   end
-  return 'code'
+  return nil
+end
+
+--- Treesitter: the captures at (row0, col) of an active highlighter.
+local function from_treesitter(buf, row0, col)
+  local names = captures(buf, row0, col)
+  return names and (innermost_kind(names) or 'code')
 end
 
 --- Syntax groups ('syntax' highlighting): the group at (row0, col).
@@ -66,18 +79,16 @@ end
 --- The names highlighting gives (row0, col) of a prose buffer, innermost
 --- last: treesitter's captures where it highlights, else the syntax stack.
 local function names_in_prose(buf, row0, col)
-  local names = {}
-  if vim.treesitter.highlighter and vim.treesitter.highlighter.active[buf] then
-    local ok, captures = pcall(vim.treesitter.get_captures_at_pos, buf, row0, col)
-    for _, c in ipairs(ok and captures or {}) do
-      table.insert(names, c.capture)
-    end
-  elseif vim.b[buf].current_syntax ~= nil and buf == vim.api.nvim_get_current_buf() then
-    for _, id in ipairs(vim.fn.synstack(row0 + 1, col + 1)) do
-      table.insert(names, vim.fn.synIDattr(id, 'name'))
-    end
+  local names = captures(buf, row0, col)
+  if names then
+    return names
   end
-  return names
+  if vim.b[buf].current_syntax == nil or buf ~= vim.api.nvim_get_current_buf() then
+    return {}
+  end
+  return vim.tbl_map(function(id)
+    return vim.fn.synIDattr(id, 'name')
+  end, vim.fn.synstack(row0 + 1, col + 1))
 end
 
 --- In a prose buffer: 'prose', or inside code set in it 'code' (its
@@ -87,13 +98,7 @@ local function in_prose(buf, row0, col)
   if not vim.iter(names):any(is_raw) then
     return 'prose'
   end
-  for i = #names, 1, -1 do
-    local k = kind_of(names[i])
-    if k then
-      return k
-    end
-  end
-  return 'code'
+  return innermost_kind(names) or 'code'
 end
 
 --- The kind of text at the cursor of buffer `buf` (`row` 1-based, `col` the
