@@ -41,6 +41,19 @@ async fn ghost_text_shows_the_rest_of_a_buffer_word_inline() {
     s.quit().await;
 }
 
+/// Two words share the prefix "zeph": neither is that sure.
+const TWO_ZEPHS: &[&str] = &["zephyrine zephyrus zephyrine zephyrus"];
+
+/// Types "zeph" after `TWO_ZEPHS`: the answer comes (it has "zephyrine")
+/// and no ghost shows.
+async fn answered_without_ghost(s: &Session) {
+    s.input("zeph").await;
+    let (prefix, words) = answered(s).await;
+    assert_eq!(prefix, "zeph");
+    assert!(words.iter().any(|w| w == "zephyrine"), "{words:?}");
+    assert_eq!(s.ghost().await, None, "{words:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ghost_threshold_reaches_the_host() {
     let s = Session::start("ghost-threshold").await;
@@ -48,13 +61,8 @@ async fn ghost_threshold_reaches_the_host() {
     // comes and no ghost shows (at the default threshold one would).
     s.lua("require('laya').setup({ ghost = { threshold = 0.9999 } }) return true")
         .await;
-    s.insert_after(&["zephyrine zephyrus zephyrine zephyrus"])
-        .await;
-    s.input("zeph").await;
-    let (prefix, words) = answered(&s).await;
-    assert_eq!(prefix, "zeph");
-    assert!(words.iter().any(|w| w == "zephyrine"), "{words:?}");
-    assert_eq!(s.ghost().await, None);
+    s.insert_after(TWO_ZEPHS).await;
+    answered_without_ghost(&s).await;
     s.quit().await;
 }
 
@@ -67,17 +75,11 @@ async fn code_has_its_own_threshold() {
     )
     .await;
     s.command("enew | setfiletype c").await;
-    s.insert_after_here(&["zephyrine zephyrus zephyrine zephyrus"])
-        .await;
-    s.input("zeph").await;
-    let (prefix, words) = answered(&s).await;
-    assert_eq!(prefix, "zeph");
-    assert!(words.iter().any(|w| w == "zephyrine"), "{words:?}");
-    assert_eq!(s.ghost().await, None, "code: {words:?}");
+    s.insert_after_here(TWO_ZEPHS).await;
+    answered_without_ghost(&s).await;
     // The same words in prose (filetype text) get their ghost.
     s.command("stopinsert | enew | setfiletype text").await;
-    s.insert_after_here(&["zephyrine zephyrus zephyrine zephyrus"])
-        .await;
+    s.insert_after_here(TWO_ZEPHS).await;
     s.input("zeph").await;
     s.wait_ghost_starting("yr").await;
     s.quit().await;

@@ -116,8 +116,8 @@ pub struct BufferContext {
     pub words: WordCache,
     /// (previous word → word) pairs learnt from this buffer's text.
     pub bigrams: BigramCache,
-    /// The bigram keys at the end of the context (the previous word and two
-    /// previous words of the word being typed; see `bigrams::keys_before`).
+    /// The pair keys at the end of the context (the previous one to
+    /// `ORDERS` words of the word being typed; see `bigrams::keys_before`).
     pub keys: [Option<Key>; ORDERS],
     /// Bumped whenever the context changes, so derived caches (logits) know.
     pub version: u64,
