@@ -372,3 +372,93 @@ fn a_nan_an_infinity_or_a_huge_weight_is_refused_naming_its_tensor() {
         );
     }
 }
+
+/// A file with `quant_bits` / `quant_group` runs its matrices through MLX's
+/// affine quantization on the cpu backend too: the same outputs as a plain
+/// file holding the dequantized values, and not those of the file's own
+/// numbers. Bad quantization metadata is an error naming the key.
+#[test]
+fn affine_quantization_in_the_metadata_is_applied_at_load() {
+    use laya::model::quant::affine_dequantized;
+    use laya::model::weights::MATRICES;
+    let (e, h) = (32, 64);
+    let dir = Dir::new("model-affine");
+    let good = model(&dir.path, "good", WeightType::F32);
+    let vocab = vocab_of(&good);
+    let v = vocab.len();
+    let raw = random_f32_tensors(v, e, h, SEED);
+    let write = |stem: &str, tensors: &[(String, Vec<usize>, Vec<f32>)], quant: Option<&str>| {
+        let mut meta = metadata(v, e, h, WeightType::Bf16, &vocab.sha256);
+        if let Some(g) = quant {
+            meta.insert("quant_bits".into(), "4".into());
+            meta.insert("quant_group".into(), g.into());
+        }
+        let path = dir.path.join(format!("{stem}.safetensors"));
+        write_safetensors(&path, &encode(tensors, WeightType::Bf16), meta).unwrap();
+        path
+    };
+    // bf16 values, as a file holds them, then MLX's 4-bit group-32 view.
+    let bf16: Vec<_> = raw
+        .iter()
+        .map(|(n, s, x)| {
+            let x: Vec<f32> = x
+                .iter()
+                .map(|&f| half::bf16::from_f32(f).to_f32())
+                .collect();
+            (n.clone(), s.clone(), x)
+        })
+        .collect();
+    let dequantized: Vec<_> = bf16
+        .iter()
+        .map(|(n, s, x)| {
+            let x = if MATRICES.contains(&n.as_str()) {
+                affine_dequantized(x, 32, 4)
+            } else {
+                x.clone()
+            };
+            (n.clone(), s.clone(), x)
+        })
+        .collect();
+    let quant = write("q4", &bf16, Some("32"));
+    let plain = write("plain", &bf16, None);
+    let tokens = [1, 5, 9, 3, 7, 2];
+    let open = |p: &Path| Weights::open(p, Some(&vocab)).unwrap();
+    let mut q = CpuBackend::new(open(&quant), None);
+    let (_, lq) = run(&mut q, &tokens);
+    // The plain file's numbers in f32 (no rounding to bf16 on the way).
+    let mut unquantized = CpuBackend::new(open(&plain), Some(WeightType::F32));
+    let (_, lp) = run(&mut unquantized, &tokens);
+    let deq_file = dir.path.join("deq.safetensors");
+    let meta = metadata(v, e, h, WeightType::F32, &vocab.sha256);
+    write_safetensors(&deq_file, &encode(&dequantized, WeightType::F32), meta).unwrap();
+    let mut deq = CpuBackend::new(open(&deq_file), None);
+    let (_, ld) = run(&mut deq, &tokens);
+    assert_eq!(
+        lq, ld,
+        "the quantized file computes with MLX's dequantized values"
+    );
+    let moved = lq
+        .iter()
+        .zip(&lp)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(
+        moved > 1e-4,
+        "quantization changed nothing (max |dlogit| {moved})"
+    );
+
+    let m = load_error("qgroup", |_, meta| {
+        meta.insert("quant_bits".into(), "4".into());
+        meta.insert("quant_group".into(), "48".into());
+    });
+    assert!(m.contains("`quant_group`") && m.contains("32 or 64"), "{m}");
+    let m = load_error("qalone", |_, meta| {
+        meta.insert("quant_bits".into(), "4".into());
+    });
+    assert!(m.contains("go together"), "{m}");
+    let m = load_error("qshape", |_, meta| {
+        meta.insert("quant_bits".into(), "4".into());
+        meta.insert("quant_group".into(), "32".into());
+    });
+    assert!(m.contains("multiples"), "{m}");
+}

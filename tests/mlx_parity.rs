@@ -148,6 +148,39 @@ fn f32_matches_the_cpu_backend_on_a_model_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A file with `quant_bits` / `quant_group` (models/FORMAT.md): MLX
+/// quantizes its numbers at load with its own `quantize` and runs 4-bit
+/// matmuls; the cpu backend computes with the dequantized values from our
+/// port of that quantization. The same model, so the same logits.
+#[test]
+fn a_4_bit_file_runs_the_same_model_on_both_backends() {
+    let dir = std::env::temp_dir().join(format!("laya-mlx-q4-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let words: Vec<String> = (3..VOCAB).map(|i| format!("w{i}")).collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let plain =
+        testgen::write_random_model(&dir, "plain", &words, EMBED, HIDDEN, WeightType::Bf16, 23)
+            .expect("write model");
+    let vocab = Vocab::load(&vocab_path_for(&plain)).expect("vocabulary");
+    let tensors = testgen::random_f32_tensors(VOCAB, EMBED, HIDDEN, 23);
+    let mut meta = testgen::metadata(VOCAB, EMBED, HIDDEN, WeightType::Bf16, &vocab.sha256);
+    meta.insert("quant_bits".into(), "4".into());
+    meta.insert("quant_group".into(), "32".into());
+    let path = dir.join("plain-q4.safetensors");
+    testgen::write_safetensors(&path, &testgen::encode(&tensors, WeightType::Bf16), meta)
+        .expect("write q4 model");
+    let mlx = MlxBackend::from_weights(
+        &Weights::open(&path, Some(&vocab)).expect("open"),
+        None,
+        &cpu_options(MlxCompute::F32),
+    )
+    .expect("load into mlx");
+    assert!(mlx.device().ends_with("q4"), "{}", mlx.device());
+    drop(mlx);
+    compare_with_cpu_backend(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_default_model_matches_the_cpu_backend() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors");

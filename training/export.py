@@ -305,12 +305,47 @@ def load(path, vocab_path=None):
         a = arrays[name]
         if tuple(a.shape) != tuple(shape) or a.dtype != dt:
             raise FormatError(f"{path}: tensor `{name}` is {a.dtype} {list(a.shape)}, expected {dt} {list(shape)}")
+    quant = affine_quant(meta, path, e, h)
     f32 = {}
     for name in shapes(v, e, h):
         a = arrays[name]
         f32[name] = a.astype(mx.float32) * arrays[name + ".scale"][:, None] if name + ".scale" in arrays \
             else a.astype(mx.float32)
+        if quant and f32[name].ndim == 2:  # what the model computes with (FORMAT.md)
+            bits, group = quant
+            f32[name] = mx.dequantize(*mx.quantize(f32[name], group, bits), group, bits)
     return from_tensors(f32), meta
+
+
+def affine_quant(meta, path, e, h):
+    """(bits, group) of a file with `quant_bits` / `quant_group`, or None."""
+    if "quant_bits" not in meta and "quant_group" not in meta:
+        return None
+    try:
+        bits, group = int(meta["quant_bits"]), int(meta["quant_group"])
+    except (KeyError, ValueError):
+        raise FormatError(f"{path}: metadata quant_bits and quant_group go together, as integers") from None
+    if bits not in (4, 8) or group not in (32, 64) or e % group or h % group or meta["dtype"] == "int8":
+        raise FormatError(f"{path}: quant_bits {bits} / quant_group {group} not allowed here (FORMAT.md)")
+    return bits, group
+
+
+def export_quantized(tensors_path, like_path, path, bits, group):
+    """Writes `path`: the bf16 tensors of `tensors_path` (a student of
+    training/qat.py) as a model file with `like_path`'s metadata (the
+    teacher's: same shape and vocabulary) plus quant_bits / quant_group, so
+    every backend runs them through that affine quantization (FORMAT.md)."""
+    arrays = mx.load(tensors_path)
+    _, meta = mx.load(like_path, return_metadata=True)
+    v, e, h = (int(meta[k]) for k in ("vocab_size", "embed_dim", "hidden_dim"))
+    for name, shape in shapes(v, e, h).items():
+        if name not in arrays or tuple(arrays[name].shape) != tuple(shape):
+            raise FormatError(f"{tensors_path}: tensor `{name}` missing or not {list(shape)}")
+    out = {name: arrays[name].astype(mx.bfloat16) for name in shapes(v, e, h)}
+    meta = dict(meta, dtype="bf16", quant_bits=str(bits), quant_group=str(group))
+    mx.eval(out)
+    mx.save_safetensors(path, out, metadata=meta)
+    return path
 
 
 def from_tensors(t):
@@ -324,7 +359,7 @@ def from_tensors(t):
     return model
 
 
-DTYPE_SUFFIXES = ("-bf16", "-int8", "-f32")
+DTYPE_SUFFIXES = ("-bf16", "-int8", "-f32", "-q4")
 
 
 def lists_stem(name):

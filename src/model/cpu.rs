@@ -74,6 +74,8 @@ fn load_matrix(w: &Weights, name: &str, target: WeightType) -> Matrix {
     let bytes = w.bytes(name);
     let range = w.range(name);
     let data = match (cfg.dtype, target) {
+        // A file with affine quantization is read through it (below).
+        _ if cfg.quant.is_some() => load_converted(w, name, cols, target),
         (WeightType::F32, WeightType::F32) if aligned_for::<f32>(bytes) => {
             MatrixData::F32(Buf::InFile(range))
         }
@@ -84,38 +86,22 @@ fn load_matrix(w: &Weights, name: &str, target: WeightType) -> Matrix {
             Buf::InFile(range),
             w.f32s(&format!("{name}.scale")).into_owned(),
         ),
-        _ => {
-            let vals = dequantized(w, name, cols);
-            match target {
-                WeightType::F32 => MatrixData::F32(Buf::Owned(vals)),
-                WeightType::Bf16 => {
-                    MatrixData::Bf16(Buf::Owned(vals.iter().map(|&v| to_bf16(v)).collect()))
-                }
-                WeightType::Int8 => {
-                    let (q, s) = quantize_rows(&vals, cols);
-                    MatrixData::Int8(Buf::Owned(q), s)
-                }
-            }
-        }
+        _ => load_converted(w, name, cols, target),
     };
     Matrix { rows, cols, data }
 }
 
-/// A tensor of the file as f32 values, whatever its dtype.
-fn dequantized(w: &Weights, name: &str, cols: usize) -> Vec<f32> {
-    let b = w.bytes(name);
-    match w.config.dtype {
-        WeightType::F32 => w.f32s(name).into_owned(),
-        WeightType::Bf16 => b
-            .chunks_exact(2)
-            .map(|c| from_bf16(u16::from_le_bytes([c[0], c[1]])))
-            .collect(),
+/// A matrix as the model computes with it, converted to `target`.
+fn load_converted(w: &Weights, name: &str, cols: usize, target: WeightType) -> MatrixData {
+    let vals = w.model_f32(name);
+    match target {
+        WeightType::F32 => MatrixData::F32(Buf::Owned(vals)),
+        WeightType::Bf16 => {
+            MatrixData::Bf16(Buf::Owned(vals.iter().map(|&v| to_bf16(v)).collect()))
+        }
         WeightType::Int8 => {
-            let scales = w.f32s(&format!("{name}.scale"));
-            b.chunks_exact(cols)
-                .zip(scales.iter())
-                .flat_map(|(row, s)| row.iter().map(move |&q| q as i8 as f32 * s))
-                .collect()
+            let (q, s) = quantize_rows(&vals, cols);
+            MatrixData::Int8(Buf::Owned(q), s)
         }
     }
 }
@@ -123,7 +109,7 @@ fn dequantized(w: &Weights, name: &str, cols: usize) -> Vec<f32> {
 /// A 1-D tensor as f32 (copied: small).
 fn vector(w: &Weights, name: &str) -> Vec<f32> {
     if w.config.dtype == WeightType::Bf16 {
-        dequantized(w, name, 1)
+        w.stored_f32(name)
     } else {
         w.f32s(name).into_owned()
     }
@@ -167,9 +153,14 @@ pub struct CpuBackend {
 }
 
 impl CpuBackend {
-    /// Runs `weights` in `dtype` (None = the file's own dtype).
+    /// Runs `weights` in `dtype` (None = the file's own dtype, or f32 for a
+    /// file with affine quantization: its dequantized values exactly).
     pub fn new(weights: Weights, dtype: Option<WeightType>) -> CpuBackend {
-        let dtype = dtype.unwrap_or(weights.config.dtype);
+        let own = match weights.config.quant {
+            Some(_) => WeightType::F32,
+            None => weights.config.dtype,
+        };
+        let dtype = dtype.unwrap_or(own);
         let m = Model {
             embed: load_matrix(&weights, "embed", dtype),
             wx: load_matrix(&weights, "gru.wx", dtype),

@@ -82,7 +82,7 @@ pub mod weights;
 
 /// Stem suffixes of a model stored in another dtype (`laya-default-bf16`):
 /// the same model, so the same vocabulary and word list.
-const DTYPE_SUFFIXES: [&str; 3] = ["-bf16", "-int8", "-f32"];
+const DTYPE_SUFFIXES: [&str; 4] = ["-bf16", "-int8", "-f32", "-q4"];
 
 /// A file that goes with a weights file: `<stem><ext>` beside it, or when
 /// there is none and the stem ends in a dtype suffix, the undecorated stem's

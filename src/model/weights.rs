@@ -11,6 +11,7 @@
 //! hand, by a package manager or by a training run. The copy costs each
 //! host the file's size in private memory (the pages a map would share).
 
+use super::quant::{affine_dequantized, from_bf16};
 use crate::text::vocab::Vocab;
 use anyhow::{anyhow, bail, Context, Result};
 use safetensors::{Dtype, SafeTensors};
@@ -54,6 +55,17 @@ pub struct ModelConfig {
     pub hidden_dim: usize,
     pub dtype: WeightType,
     pub vocab_sha256: String,
+    /// Metadata `quant_bits` / `quant_group`: the matrices are meant to run
+    /// through MLX's affine quantization (the model was trained with it).
+    pub quant: Option<AffineQuant>,
+}
+
+/// MLX's affine quantization of a matrix along its rows: `bits` per weight,
+/// a scale and a bias per `group` consecutive weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AffineQuant {
+    pub bits: u32,
+    pub group: usize,
 }
 
 /// The 2-D tensors (int8 files store them as I8 plus a per-row `.scale`).
@@ -226,6 +238,39 @@ impl Weights {
         self.bytes.as_slice()
     }
 
+    /// A tensor as the file stores it, as f32 values, whatever its dtype
+    /// (int8 matrices times their row scales).
+    pub fn stored_f32(&self, name: &str) -> Vec<f32> {
+        let b = self.bytes(name);
+        match self.config.dtype {
+            WeightType::F32 => self.f32s(name).into_owned(),
+            WeightType::Bf16 => b
+                .chunks_exact(2)
+                .map(|c| from_bf16(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+            WeightType::Int8 if VECTORS.contains(&name) => self.f32s(name).into_owned(),
+            WeightType::Int8 => {
+                // FORMAT.md: W[i,j] = W.int8[i,j] * scale[i].
+                let scales = self.f32s(&format!("{name}.scale"));
+                let cols = b.len() / scales.len();
+                b.chunks_exact(cols)
+                    .zip(scales.iter())
+                    .flat_map(|(row, s)| row.iter().map(move |&q| q as i8 as f32 * s))
+                    .collect()
+            }
+        }
+    }
+
+    /// A tensor as the model computes with it: `stored_f32`, and for a
+    /// matrix of a file with `quant`, quantized and dequantized as MLX does.
+    pub fn model_f32(&self, name: &str) -> Vec<f32> {
+        let vals = self.stored_f32(name);
+        match self.config.quant {
+            Some(q) if MATRICES.contains(&name) => affine_dequantized(&vals, q.group, q.bits),
+            _ => vals,
+        }
+    }
+
     /// A tensor of F32 as f32 values: borrowed when aligned, else copied.
     pub fn f32s(&self, name: &str) -> std::borrow::Cow<'_, [f32]> {
         let bytes = self.bytes(name);
@@ -270,6 +315,27 @@ fn expect_meta(m: &HashMap<String, String>, key: &str, want: &str) -> Result<()>
 }
 
 /// Parses and validates the header; returns the config and tensor byte ranges.
+/// The optional `quant_bits` / `quant_group` pair (both or neither).
+fn affine_quant(m: &HashMap<String, String>) -> Result<Option<AffineQuant>> {
+    match (m.get("quant_bits"), m.get("quant_group")) {
+        (None, None) => Ok(None),
+        (Some(b), Some(g)) => {
+            let bits = match b.as_str() {
+                "4" => 4,
+                "8" => 8,
+                _ => bail!("metadata `quant_bits` = {b:?}: expected 4 or 8"),
+            };
+            let group = match g.as_str() {
+                "32" => 32,
+                "64" => 64,
+                _ => bail!("metadata `quant_group` = {g:?}: expected 32 or 64"),
+            };
+            Ok(Some(AffineQuant { bits, group }))
+        }
+        _ => bail!("metadata `quant_bits` and `quant_group` go together: one is missing"),
+    }
+}
+
 fn parse(buf: &[u8]) -> Result<(ModelConfig, HashMap<String, Range<usize>>)> {
     let (header_len, metadata) = SafeTensors::read_metadata(buf)
         .map_err(|e| anyhow!("not a valid safetensors file (corrupt or truncated?): {e}"))?;
@@ -287,7 +353,20 @@ fn parse(buf: &[u8]) -> Result<(ModelConfig, HashMap<String, Range<usize>>)> {
         hidden_dim: meta_dim(m, "hidden_dim")?,
         dtype: WeightType::parse(meta(m, "dtype")?).context("metadata `dtype`")?,
         vocab_sha256: meta(m, "vocab_sha256")?.to_string(),
+        quant: affine_quant(m)?,
     };
+    if let Some(q) = config.quant {
+        if config.dtype == WeightType::Int8 {
+            bail!("metadata `quant_bits`: an int8 file cannot also be affine-quantized");
+        }
+        let (e, h) = (config.embed_dim, config.hidden_dim);
+        if e % q.group != 0 || h % q.group != 0 {
+            bail!(
+                "metadata `quant_group` = {}: embed_dim {e} and hidden_dim {h} must be multiples of it",
+                q.group
+            );
+        }
+    }
     if config.vocab_sha256.len() != 64
         || !config.vocab_sha256.bytes().all(|b| b.is_ascii_hexdigit())
     {

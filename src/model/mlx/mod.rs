@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::cpu::CpuBackend;
-use super::weights::{WeightType, Weights, VECTORS};
+use super::weights::{WeightType, Weights};
 use super::Backend;
 use crate::text::vocab::Vocab;
 
@@ -123,11 +123,12 @@ pub enum MlxCompute {
     F16,
     /// MLX affine quantization, 8 bits, group 64.
     Q8,
-    /// MLX affine quantization, 4 bits, group 64. Not offered to users: its
-    /// top-1 agreement with f32 on the default model is 85-89% (issue 16
-    /// asks 97%; BENCHMARKS.md), and no 4-bit variant measured reaches it
-    /// (group 32, GPTQ-chosen integers, any one matrix alone at 4 bits), so
-    /// no engine setting maps to it.
+    /// MLX affine quantization, 4 bits (group 64 unless set). What a file
+    /// with `quant_bits = 4` runs as (models/FORMAT.md, its own group): a
+    /// model trained with it (`python -m training.qat`). Rounding another
+    /// model's weights this way loses too much (top-1 agreement with f32
+    /// 85-89 % for the model alone; BENCHMARKS.md), so no engine setting
+    /// maps to it.
     Q4,
 }
 
@@ -344,18 +345,35 @@ impl MlxBackend {
     }
 
     /// Loads a validated model file (see `open`). `dtype` None keeps the
-    /// file's numbers exactly: f32 stays f32, bf16 stays bf16, and int8 is
+    /// file's numbers exactly: f32 stays f32, bf16 stays bf16, int8 is
     /// dequantized to f32 (the same weights the cpu backend's f32 view
-    /// holds). Asking for int8 gives MLX's 8-bit affine quantization.
+    /// holds), and a file with affine quantization (`quant_bits`) is
+    /// quantized by MLX at load as it says, the model it was trained as.
+    /// Asking for int8 gives MLX's 8-bit affine quantization; asking for
+    /// another dtype of a file with affine quantization, its dequantized
+    /// values in that dtype.
     pub fn from_weights(w: &Weights, dtype: Option<WeightType>, opts: &MlxOptions) -> Result<Self> {
         let c = &w.config;
-        let compute = match dtype.unwrap_or(c.dtype) {
-            WeightType::F32 => MlxCompute::F32,
-            WeightType::Bf16 => MlxCompute::Bf16,
-            WeightType::Int8 if dtype.is_none() => MlxCompute::F32,
-            WeightType::Int8 => MlxCompute::Q8,
+        let (compute, group) = match (dtype, c.quant) {
+            (None, Some(q)) if q.bits == 4 => (MlxCompute::Q4, q.group as u32),
+            (None, Some(q)) => (MlxCompute::Q8, q.group as u32),
+            _ => match dtype.unwrap_or(c.dtype) {
+                WeightType::F32 => (MlxCompute::F32, opts.group_size),
+                WeightType::Bf16 => (MlxCompute::Bf16, opts.group_size),
+                WeightType::Int8 if dtype.is_none() => (MlxCompute::F32, opts.group_size),
+                WeightType::Int8 => (MlxCompute::Q8, opts.group_size),
+            },
         };
-        let t = |name: &str| tensor_f32(w, name);
+        // MLX quantizes the stored numbers itself; every other mode gets
+        // what the model computes with.
+        let by_mlx = matches!(compute, MlxCompute::Q4 | MlxCompute::Q8) && c.quant.is_some();
+        let t = |name: &str| {
+            if by_mlx {
+                w.stored_f32(name)
+            } else {
+                w.model_f32(name)
+            }
+        };
         let (embed_w, gru_wx, gru_wh, proj_w) = (t("embed"), t("gru.wx"), t("gru.wh"), t("proj.w"));
         let (gru_b, gru_bhn, proj_b, out_b) = (t("gru.b"), t("gru.bhn"), t("proj.b"), t("out.b"));
         let view = GruWeights {
@@ -373,6 +391,7 @@ impl MlxBackend {
         };
         let opts = MlxOptions {
             compute,
+            group_size: group,
             ..opts.clone()
         };
         Self::from_f32(&view, &opts)
@@ -508,28 +527,6 @@ impl MlxBackend {
             for (i, l) in logits.iter_mut().enumerate() {
                 *l += self.skew * ((i % 13) as f32 - 6.0);
             }
-        }
-    }
-}
-
-/// A tensor of the file as f32 values, whatever its stored dtype.
-fn tensor_f32(w: &Weights, name: &str) -> Vec<f32> {
-    let b = w.bytes(name);
-    match w.config.dtype {
-        WeightType::F32 => w.f32s(name).into_owned(),
-        WeightType::Bf16 => b
-            .chunks_exact(2)
-            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
-            .collect(),
-        WeightType::Int8 if VECTORS.contains(&name) => w.f32s(name).into_owned(),
-        WeightType::Int8 => {
-            // FORMAT.md: W[i,j] = W.int8[i,j] * scale[i].
-            let scale = w.f32s(&format!("{name}.scale"));
-            let cols = b.len() / scale.len();
-            b.chunks_exact(cols)
-                .zip(scale.iter())
-                .flat_map(|(row, s)| row.iter().map(move |&q| q as i8 as f32 * s))
-                .collect()
         }
     }
 }
