@@ -163,6 +163,60 @@ fn eval_agrees_with_ksr_py_on_the_same_file() {
     }
 }
 
+/// `laya eval --trace` writes one line per keystroke the KSR@1 user spends
+/// in a word (the other keystrokes are the non-word characters, always
+/// typed), each naming the word typed there, and marks the accepted ghosts.
+#[test]
+fn eval_trace_has_a_line_for_every_keystroke_in_a_word() {
+    let dir = Dir::new("cli-trace");
+    let text = dir.path.join("sample.txt");
+    let sample = sample_text();
+    std::fs::write(&text, &sample).unwrap();
+    let model = small_model(&dir.path);
+    let trace = dir.path.join("trace.tsv");
+    let m = json_of(
+        &Command::new(LAYA)
+            .arg("eval")
+            .arg(&text)
+            .arg("--model")
+            .arg(&model)
+            .arg("--trace")
+            .arg(&trace)
+            .arg("--json")
+            .output()
+            .unwrap(),
+    );
+    let docs: Vec<Vec<char>> = sample
+        .split("\u{c}\n")
+        .map(|d| d.chars().collect())
+        .collect();
+    let is_word = |c: &char| c.is_ascii_alphanumeric() || *c == '_';
+    let nonword: usize = docs
+        .iter()
+        .map(|d| d.iter().filter(|c| !is_word(c)).count())
+        .sum();
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    let mut accepted = 0;
+    for line in lines.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 6, "{line:?}");
+        let doc = &docs[f[0].parse::<usize>().unwrap()];
+        let (start, pos): (usize, usize) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+        let word: String = doc[start..].iter().take_while(|c| is_word(c)).collect();
+        assert_eq!(f[3], word, "{line:?}");
+        assert!(start <= pos && pos < start + word.len(), "{line:?}");
+        assert!(start == 0 || !is_word(&doc[start - 1]), "{line:?}");
+        if f[5] == "1" {
+            assert_eq!(f[4], &word[pos - start..], "{line:?}");
+            accepted += 1;
+        }
+    }
+    let n = lines.lines().count();
+    assert_eq!(m["keystrokes"]["ksr1"].as_u64(), Some((n + nonword) as u64));
+    assert_eq!(m["accepted"]["ksr1"].as_u64(), Some(accepted));
+    assert!(accepted > 0, "the engine saves keystrokes: {m}");
+}
+
 #[test]
 fn protocol_survives_bad_lines() {
     use std::io::Write;

@@ -9,6 +9,7 @@ use crate::engine::{Engine, Request};
 use crate::text::tokenizer::is_word_char;
 use serde_json::json;
 use std::collections::HashMap;
+use std::io::Write;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
@@ -37,6 +38,12 @@ pub struct EvalArgs {
     /// learns protocol 2's `learn` requests (one per document of the file)
     #[arg(long, value_name = "FILE")]
     pub learn: Option<String>,
+    /// Write what the KSR@1 user saw at each visited position to FILE, one
+    /// tab-separated line each: document, word start, position (characters),
+    /// the word, the ghost text's word, 1 if the user accepted it (for
+    /// benches/learn_gain.py, which compares two runs word by word)
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<String>,
     #[command(flatten)]
     pub user: UserArgs,
     #[command(flatten)]
@@ -142,6 +149,8 @@ struct Tally {
     steps: u64,
     /// What the user read of the previous answer.
     reader: Reader,
+    /// Where the KSR@1 user's visits are written (`EvalArgs::trace`).
+    trace: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 const SIMS: [&str; 3] = ["ksr1", "ksr3", "ksr3_rank"];
@@ -206,9 +215,11 @@ pub(crate) fn evaluate(
     user: &UserArgs,
     text: &str,
     s: &Sampling,
-) -> serde_json::Value {
+    trace: Option<std::fs::File>,
+) -> std::io::Result<serde_json::Value> {
     let mut t = Tally {
         reader: Reader::new(user),
+        trace: trace.map(std::io::BufWriter::new),
         ..Tally::default()
     };
     let mut block_idx: i64 = -1;
@@ -228,10 +239,13 @@ pub(crate) fn evaluate(
         t.docs_scored += 1;
         let mut first = true;
         for (bs, be) in selected {
-            t.block(engine, &doc, bs, be, &mut first, s);
+            t.block(engine, &doc, bs, be, &mut first, s)?;
         }
     }
-    t.metrics(engine.errors(), t_start)
+    if let Some(w) = t.trace.as_mut() {
+        w.flush()?;
+    }
+    Ok(t.metrics(engine.errors(), t_start))
 }
 
 impl Tally {
@@ -244,7 +258,7 @@ impl Tally {
         be: usize,
         first: &mut bool,
         s: &Sampling,
-    ) {
+    ) -> std::io::Result<()> {
         let chars = &doc.chars;
         self.chars += (be - bs) as u64;
         self.nonword += chars[bs..be].iter().filter(|&&c| !is_word_char(c)).count() as u64;
@@ -294,6 +308,14 @@ impl Tally {
             for t in at {
                 let (ok, cost) = match t {
                     0 => {
+                        if let Some(w) = self.trace.as_mut() {
+                            let start =
+                                (bs..p).rev().take_while(|&i| is_word_char(chars[i])).last();
+                            let start = start.unwrap_or(p);
+                            let word: String = chars[start..end].iter().collect();
+                            let accepted = (top1 == target && end - p > 1) as u8;
+                            writeln!(w, "{}\t{start}\t{p}\t{word}\t{top1}\t{accepted}", doc.id)?;
+                        }
                         self.ghost_queried += 1;
                         self.ghost_shown += !top1.is_empty() as u64;
                         self.ghost_correct += (top1 == target) as u64;
@@ -312,6 +334,7 @@ impl Tally {
                 }
             }
         }
+        Ok(())
     }
 
     /// The engine's top `k` candidates for `before` and its ghost text, timed.
@@ -420,7 +443,20 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
             }
         }
     }
-    let m = evaluate(&mut engine, &a.user, &text, &sampling);
+    let trace = match a.trace.as_deref().map(std::fs::File::create).transpose() {
+        Ok(t) => t,
+        Err(e) => {
+            log::error!("laya eval: --trace: {e}");
+            return 1;
+        }
+    };
+    let m = match evaluate(&mut engine, &a.user, &text, &sampling, trace) {
+        Ok(m) => m,
+        Err(e) => {
+            log::error!("laya eval: --trace: {e}");
+            return 1;
+        }
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m).unwrap_or_default());
         return 0;
