@@ -5,7 +5,7 @@
 
 use super::kernels::{gru_update, matvec_bf16, matvec_f32, matvec_i8, quantize_i16, Simd};
 use super::quant::{from_bf16, quantize_rows, to_bf16};
-use super::weights::{WeightType, Weights};
+use super::weights::{AffineQuant, WeightType, Weights};
 use super::Backend;
 use anyhow::{bail, Result};
 use std::ops::Range;
@@ -121,6 +121,8 @@ struct Model {
     /// everything was converted, so its bytes are freed.
     weights: Option<Weights>,
     dtype: WeightType,
+    /// The file's affine quantization, which the matrices went through.
+    quant: Option<AffineQuant>,
     simd: Simd,
     embed: Matrix,
     wx: Matrix,
@@ -172,6 +174,7 @@ impl CpuBackend {
             out_b: vector(&weights, "out.b"),
             simd: Simd::detect(),
             dtype,
+            quant: weights.config.quant,
             input_gates: (0..KEPT_INPUT_GATES.min(weights.config.vocab_size))
                 .map(|_| OnceLock::new())
                 .collect(),
@@ -278,8 +281,12 @@ impl Backend for CpuBackend {
     }
 
     fn device(&self) -> String {
+        let of = match self.m.quant {
+            Some(q) => format!(" of {}-bit group-{} weights", q.bits, q.group),
+            None => String::new(),
+        };
         format!(
-            "cpu {} ({}, 1 thread)",
+            "cpu {}{of} ({}, 1 thread)",
             self.m.dtype.as_str(),
             self.m.simd.as_str()
         )
