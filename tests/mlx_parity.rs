@@ -186,7 +186,9 @@ fn a_4_bit_file_runs_the_same_model_on_both_backends() {
 #[test]
 fn the_default_model_matches_the_cpu_backend() {
     for name in ["laya-default.safetensors", "laya-default-q4.safetensors"] {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name);
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("models")
+            .join(name);
         if !path.exists() {
             eprintln!("no {} in this checkout: nothing to compare", path.display());
             continue;
