@@ -364,9 +364,9 @@ impl MlxBackend {
                 WeightType::Int8 => (MlxCompute::Q8, opts.group_size),
             },
         };
-        // MLX quantizes the stored numbers itself; every other mode gets
-        // what the model computes with.
-        let by_mlx = matches!(compute, MlxCompute::Q4 | MlxCompute::Q8) && c.quant.is_some();
+        // MLX quantizes a file's stored numbers itself as the file says;
+        // every other mode gets what the model computes with.
+        let by_mlx = dtype.is_none() && c.quant.is_some();
         let t = |name: &str| {
             if by_mlx {
                 w.stored_f32(name)
