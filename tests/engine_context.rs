@@ -97,8 +97,24 @@ fn in_prose_identifier_shaped_words_give_way_to_words() {
         assert!(w.contains(&"issue".to_string()), "{kind:?}: {w:?}");
         assert!(!w.iter().any(|w| kind_of(w)), "{kind:?}: {w:?}");
     }
-    // Unknown (no editor): the same as code.
-    assert_eq!(words(&ask8(&mut e, 3, TextKind::Unknown)), code);
+    // Unknown (no editor: laya eval, laya protocol): as the text reads,
+    // here prose.
+    assert_eq!(
+        words(&ask8(&mut e, 3, TextKind::Unknown)),
+        words(&ask8(&mut e, 5, TextKind::Prose))
+    );
+    // ...and text that reads as code ranks as code.
+    let in_code = |e: &mut Engine, buffer, kind| {
+        words(&e.predict(&Request {
+            kind,
+            k: 8,
+            ..default_engine::request(buffer, "if (isprint(c) && isprint(d)) return ", false)
+        }))
+    };
+    assert_eq!(
+        in_code(&mut e, 6, TextKind::Unknown),
+        in_code(&mut e, 7, TextKind::Code)
+    );
     // The buffer's own identifiers stay: the user writes them.
     let own = ask(
         &mut e,

@@ -26,7 +26,8 @@ pub(crate) struct BufferEntry {
     pub serial: u64,
     /// Top candidates of the current word the user typed past.
     pub typed_past: Option<TypedPast>,
-    /// The kind of text at the cursor in the last request.
+    /// The kind of text at the cursor in the last request: as the editor
+    /// said or, where it did not, as the text read (`Engine::kind_at_cursor`).
     pub kind: TextKind,
     /// How the text before the cursor reads where the editor did not say
     /// (`KindShares::reads_as`), for a context version.

@@ -201,9 +201,9 @@ impl Engine {
         // At least the ghost text's candidate; a huge k would size the
         // candidate pools by it.
         let k = req.k.clamp(1, super::MAX_CANDIDATES);
-        entry.kind = req.kind;
         // The context's tokens and model state, and the model's distribution there.
         let neural = self.update_context(entry, context);
+        entry.kind = self.kind_at_cursor(entry, req.kind);
         // The top candidates of this word the user saw and typed past (and
         // of the word just ended, rejected if it ended otherwise).
         let passed = self.words_typed_past(entry, prefix, req.seen_last);

@@ -45,28 +45,34 @@ impl Engine {
 
     /// The threshold of the text at the cursor: code's in code (as the
     /// editor says or, where it did not, as the words before the cursor
-    /// read), else prose's.
-    fn ghost_threshold(&self, entry: &mut BufferEntry) -> f32 {
-        let kind = match entry.kind {
-            TextKind::Unknown => {
-                let version = entry.ctx.version;
-                match entry.reads_as {
-                    Some((v, kind)) if v == version => kind,
-                    _ => {
-                        let kind = self
-                            .kinds
-                            .as_ref()
-                            .map_or(TextKind::Unknown, |k| k.reads_as(entry.ctx.last_context()));
-                        entry.reads_as = Some((version, kind));
-                        kind
-                    }
-                }
-            }
-            kind => kind,
-        };
-        match kind {
+    /// read: `Engine::kind_at_cursor`), else prose's.
+    fn ghost_threshold(&self, entry: &BufferEntry) -> f32 {
+        match entry.kind {
             TextKind::Code => self.opts.code_threshold.unwrap_or(DEFAULT_CODE_THRESHOLD),
             _ => self.opts.threshold.unwrap_or(DEFAULT_THRESHOLD),
+        }
+    }
+
+    /// The kind of text at the cursor: what the editor says (`told`) or,
+    /// where it did not, how the words before the cursor read (once per
+    /// context version), so that the ranking, what gives way and the ghost
+    /// threshold treat text the same whether an editor or `laya eval` /
+    /// `laya protocol` (which cannot tell) asks.
+    pub(crate) fn kind_at_cursor(&self, entry: &mut BufferEntry, told: TextKind) -> TextKind {
+        if told != TextKind::Unknown {
+            return told;
+        }
+        let version = entry.ctx.version;
+        match entry.reads_as {
+            Some((v, kind)) if v == version => kind,
+            _ => {
+                let kind = self
+                    .kinds
+                    .as_ref()
+                    .map_or(TextKind::Unknown, |k| k.reads_as(entry.ctx.last_context()));
+                entry.reads_as = Some((version, kind));
+                kind
+            }
         }
     }
 
