@@ -314,7 +314,6 @@ fn expect_meta(m: &HashMap<String, String>, key: &str, want: &str) -> Result<()>
     Ok(())
 }
 
-/// Parses and validates the header; returns the config and tensor byte ranges.
 /// The optional `quant_bits` / `quant_group` pair (both or neither).
 fn affine_quant(m: &HashMap<String, String>) -> Result<Option<AffineQuant>> {
     match (m.get("quant_bits"), m.get("quant_group")) {
@@ -336,6 +335,7 @@ fn affine_quant(m: &HashMap<String, String>) -> Result<Option<AffineQuant>> {
     }
 }
 
+/// Parses and validates the header; returns the config and tensor byte ranges.
 fn parse(buf: &[u8]) -> Result<(ModelConfig, HashMap<String, Range<usize>>)> {
     let (header_len, metadata) = SafeTensors::read_metadata(buf)
         .map_err(|e| anyhow!("not a valid safetensors file (corrupt or truncated?): {e}"))?;
