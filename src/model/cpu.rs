@@ -108,11 +108,7 @@ fn load_converted(w: &Weights, name: &str, cols: usize, target: WeightType) -> M
 
 /// A 1-D tensor as f32 (copied: small).
 fn vector(w: &Weights, name: &str) -> Vec<f32> {
-    if w.config.dtype == WeightType::Bf16 {
-        w.stored_f32(name)
-    } else {
-        w.f32s(name).into_owned()
-    }
+    w.stored_f32(name)
 }
 
 /// The weights, read-only once loaded (shared by `fork`ed backends).
