@@ -140,15 +140,21 @@ fn compare_in_dtype(path: &Path, dtype: Option<WeightType>) {
     );
 }
 
-#[test]
-fn f32_matches_the_cpu_backend_on_a_model_file() {
-    let dir = std::env::temp_dir().join(format!("laya-mlx-parity-{}", std::process::id()));
+/// A generated model of the default shape in a fresh temp folder `tag`:
+/// (folder, weights file).
+fn random_model(tag: &str, dtype: WeightType, seed: u64) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("laya-mlx-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let words: Vec<String> = (3..VOCAB).map(|i| format!("w{i}")).collect();
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let path =
-        testgen::write_random_model(&dir, "parity", &words, EMBED, HIDDEN, WeightType::F32, 21)
-            .expect("write model");
+    let path = testgen::write_random_model(&dir, tag, &words, EMBED, HIDDEN, dtype, seed)
+        .expect("write model");
+    (dir, path)
+}
+
+#[test]
+fn f32_matches_the_cpu_backend_on_a_model_file() {
+    let (dir, path) = random_model("parity", WeightType::F32, 21);
     compare_with_cpu_backend(&path);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -159,13 +165,7 @@ fn f32_matches_the_cpu_backend_on_a_model_file() {
 /// port of that quantization. The same model, so the same logits.
 #[test]
 fn a_4_bit_file_runs_the_same_model_on_both_backends() {
-    let dir = std::env::temp_dir().join(format!("laya-mlx-q4-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let words: Vec<String> = (3..VOCAB).map(|i| format!("w{i}")).collect();
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let plain =
-        testgen::write_random_model(&dir, "plain", &words, EMBED, HIDDEN, WeightType::Bf16, 23)
-            .expect("write model");
+    let (dir, plain) = random_model("plain", WeightType::Bf16, 23);
     let vocab = Vocab::load(&vocab_path_for(&plain)).expect("vocabulary");
     let tensors = testgen::random_f32_tensors(VOCAB, EMBED, HIDDEN, 23);
     let mut meta = testgen::metadata(VOCAB, EMBED, HIDDEN, WeightType::Bf16, &vocab.sha256);
