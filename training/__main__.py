@@ -68,7 +68,7 @@ def cmd_vocab(a):
 
 def cmd_encode(a):
     from . import data
-    data.build(os.path.join(OUT, f"{STEM}.vocab.txt"), log=log, workers=a.workers)
+    data.build(os.path.join(OUT, f"{STEM}.vocab.txt"), log=log, workers=a.workers, train_kind=a.train_kind)
 
 
 def _config(a):
@@ -302,6 +302,8 @@ def main(argv=None):
     p.add_argument("--fetch-only", action="store_true", help="corpus: fetch and unpack the packages, build nothing")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--size", type=int, default=16384, help="vocabulary size")
+    p.add_argument("--train-kind", choices=["prose", "code"],
+                   help="encode: the training stream of this kind's documents alone (a model of prose only)")
     p.add_argument("--out", help="folder of the vocabulary, checkpoint and model files (default training/out)")
     p.add_argument("--config", default="cpu", help="train: tiny | cpu | gpu")
     p.add_argument("--steps", type=int)

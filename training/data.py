@@ -82,14 +82,16 @@ def code_languages(split="test"):
     return sorted(size, key=lambda lang: (-size[lang], lang))
 
 
-def build(vocab_path, log=print, workers=2):
-    """train.u16 (weighted mixture), valid/test per kind, and valid/test per
-    code language (`test.python.u16`, ...: scored one language at a time)."""
+def build(vocab_path, log=print, workers=2, train_kind=None):
+    """train.u16 (weighted mixture; of one kind's documents alone with
+    `train_kind`, for a model of prose only), valid/test per kind, and
+    valid/test per code language (`test.python.u16`, ...: scored one
+    language at a time)."""
     os.makedirs(DATA, exist_ok=True)
-    jobs = [("train", None, True, None)] + [(s, k, False, None) for s in ("valid", "test") for k in ("prose", "code")]
+    jobs = [("train", train_kind, True, None)] + [(s, k, False, None) for s in ("valid", "test") for k in ("prose", "code")]
     jobs += [(s, "code", False, lang) for s in ("valid", "test") for lang in code_languages(s)]
     for split, kind, weighted, lang in jobs:
-        name = split if kind is None else f"{split}.{lang or kind}"
+        name = split if split == "train" else f"{split}.{lang or kind}"
         ids = encode_split(vocab_path, split, kind, weighted, workers, lang)
         ids.tofile(path(name))
         log(f"{name:16s} {len(ids):>11,d} tokens")

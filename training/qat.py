@@ -108,17 +108,18 @@ def quantized(params, group, bits, embed_bits=None):
     return out
 
 
-def sample(teacher, x0, h, steps, restart):
+def sample(teacher, x0, h, steps, restart, temperature=1.0):
     """The teacher writes `steps` tokens after x0 (B,) from state h: the
     tokens (B, steps + 1, first x0), its logits after each of the first
     `steps` (f32), which rows restarted, and the state after them. A row
     restarts from <s> and a zero state with probability `restart` at each
-    segment's start."""
+    segment's start. Below temperature 1 the text is closer to what people
+    write (fewer unlikely tokens); the logits returned stay the teacher's."""
     with torch.no_grad():
-        return _sample(teacher, x0, h, steps, restart)
+        return _sample(teacher, x0, h, steps, restart, temperature)
 
 
-def _sample(teacher, x0, h, steps, restart):
+def _sample(teacher, x0, h, steps, restart, temperature):
     b = x0.shape[0]
     fresh = torch.rand(b, device=x0.device) < restart
     x0 = torch.where(fresh, torch.full_like(x0, BOS), x0)
@@ -129,7 +130,7 @@ def _sample(teacher, x0, h, steps, restart):
         lg, h = Gru.run(teacher, x[:, None], h)
         lg = lg[:, 0]
         logits.append(lg)
-        x = torch.multinomial(F.softmax(lg, -1), 1)[:, 0]
+        x = torch.multinomial(F.softmax(lg / temperature, -1), 1)[:, 0]
         toks.append(x)
     return torch.stack(toks, 1), torch.stack(logits, 1), fresh, h
 
@@ -193,7 +194,7 @@ def train(a, dev="cuda"):
             print(f"{per * 1000:.1f} ms/step -> {steps} steps in {a.minutes} min", flush=True)
         if steps is not None and step >= steps:
             break
-        toks, lt, fresh, h_teacher = sample(teacher, x, h_teacher, t, a.restart)
+        toks, lt, fresh, h_teacher = sample(teacher, x, h_teacher, t, a.restart, a.temperature)
         x = toks[:, -1]
         h_student = torch.where(fresh[None, :, None], torch.zeros_like(h_student), h_student)
         for g_ in opt.param_groups:
@@ -228,7 +229,7 @@ def train(a, dev="cuda"):
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
     save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()}, a.out + ".safetensors")
     summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "batch": b, "window": t,
-               "restart": a.restart, "steps": step, "seconds": round(seconds, 1),
+               "restart": a.restart, "temperature": a.temperature, "steps": step, "seconds": round(seconds, 1),
                "tokens_per_s": round(step * b * t / seconds), "start": start, "end": end, "log": log,
                "torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
     with open(a.out + ".json", "w") as f:
@@ -268,6 +269,7 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--window", type=int, default=64)
     p.add_argument("--restart", type=float, default=0.125, help="chance a row restarts at a segment's start")
+    p.add_argument("--temperature", type=float, default=1.0, help="the teacher's sampling temperature for the training text")
     p.add_argument("--minutes", type=float, help="train this long (steps sized from a measured step)")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)

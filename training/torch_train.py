@@ -51,6 +51,20 @@ class LayaTorch(nn.Module):
              "out.b": self.out_b}
         return {k: v.detach().float().cpu().numpy() for k, v in t.items()}
 
+    @torch.no_grad()
+    def load_format_tensors(self, t):
+        """The inverse of format_tensors: a models/FORMAT.md file's tensors
+        (f32 or bf16, as torch tensors) into this model."""
+        g, h = self.gru, self.gru.hidden_size
+        self.embed.weight.copy_(t["embed"])
+        g.weight_ih_l0.copy_(t["gru.wx"])
+        g.weight_hh_l0.copy_(t["gru.wh"])
+        g.bias_ih_l0.copy_(t["gru.b"])
+        g.bias_hh_l0.copy_(torch.cat([torch.zeros(2 * h), t["gru.bhn"].float()]))
+        self.proj.weight.copy_(t["proj.w"])
+        self.proj.bias.copy_(t["proj.b"])
+        self.out_b.copy_(t["out.b"])
+
 
 def lr_at(cfg, step):
     """Linear warm-up over cfg.warmup steps, then cosine decay to min_lr at cfg.steps (train.schedule)."""
@@ -263,6 +277,8 @@ def main(argv=None):
     p.add_argument("--out", help="stem of the f32 shards and the results (.json) written when the run completes")
     p.add_argument("--eval-tokens", type=int, default=2_000_000, help="final evaluation: tokens of each test stream")
     p.add_argument("--cpu", action="store_true")
+    p.add_argument("--init", help="a fresh run starts from this model file's weights (models/FORMAT.md, f32 or "
+                   "bf16, the same shape and vocabulary): fine-tuning, e.g. on prose alone")
     a = p.parse_args(argv)
     if a.speed is not None:
         return speed([tuple(int(n) for n in s.split("x")) for s in a.speed], v=a.vocab_size or 16384,
@@ -287,6 +303,11 @@ def main(argv=None):
     if trainer.step > 0 and a.steps and a.steps > trainer.cfg.steps:
         log(f"extended from {trainer.cfg.steps} to {a.steps} steps")
         trainer.cfg = with_steps(trainer.cfg, a.steps)
+    if trainer.step == 0 and a.init:
+        from safetensors.torch import load_file
+
+        trainer.model.load_format_tensors({k: v.float() for k, v in load_file(a.init).items()})
+        log(f"weights from {a.init}")
     if trainer.step == 0 and a.minutes:
         per_step = trainer.seconds_per_step(train_ids)
         steps = int(a.minutes * 60 / per_step)
