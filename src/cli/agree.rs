@@ -108,11 +108,12 @@ pub(crate) fn run(a: &AgreeArgs) -> i32 {
     };
     println!("| compared | positions | top-1 agreement | top-3 agreement (same set) | top-1 agreement at word starts |");
     println!("|---|---|---|---|---|");
-    let info = other.info();
+    // The device names what runs (e.g. "cpu f32 of 4-bit group-32 weights"
+    // for a 4-bit file the cpu backend runs in f32), where the dtype alone
+    // would say only "f32".
     println!(
-        "| {} {} vs f32 | {n} | {:.2}% | {:.2}% | {:.2}% ({next_n}) |",
-        info.backend,
-        info.dtype,
+        "| {} vs f32 | {n} | {:.2}% | {:.2}% | {:.2}% ({next_n}) |",
+        other.info().device,
         pct(top1, n),
         pct(top3, n),
         pct(next1, next_n)
