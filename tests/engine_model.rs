@@ -373,78 +373,124 @@ fn a_nan_an_infinity_or_a_huge_weight_is_refused_naming_its_tensor() {
     }
 }
 
+type Tensors = Vec<(String, Vec<usize>, Vec<f32>)>;
+
+/// A random model's values rounded to bf16, as a file holds them, with
+/// sizes that are multiples of the quantization group: written as files
+/// with quantization metadata and as plain f32 files of what they mean.
+struct Affine {
+    dir: Dir,
+    vocab: Vocab,
+    bf16: Tensors,
+}
+
+impl Affine {
+    const E: usize = 32;
+    const H: usize = 64;
+    const TOKENS: [u32; 6] = [1, 5, 9, 3, 7, 2];
+
+    fn new(tag: &str) -> Affine {
+        let dir = Dir::new(tag);
+        let vocab = vocab_of(&model(&dir.path, "good", WeightType::F32));
+        let bf16 = random_f32_tensors(vocab.len(), Self::E, Self::H, SEED)
+            .into_iter()
+            .map(|(n, s, x)| {
+                let x = x
+                    .iter()
+                    .map(|&f| half::bf16::from_f32(f).to_f32())
+                    .collect();
+                (n, s, x)
+            })
+            .collect();
+        Affine { dir, vocab, bf16 }
+    }
+
+    fn file(
+        &self,
+        stem: &str,
+        tensors: &Tensors,
+        dtype: WeightType,
+        quant: &[(&str, &str)],
+    ) -> PathBuf {
+        let (v, e, h) = (self.vocab.len(), Self::E, Self::H);
+        let mut meta = metadata(v, e, h, dtype, &self.vocab.sha256);
+        for (key, value) in quant {
+            meta.insert(key.to_string(), value.to_string());
+        }
+        let path = self.dir.path.join(format!("{stem}.safetensors"));
+        write_safetensors(&path, &encode(tensors, dtype), meta).unwrap();
+        path
+    }
+
+    /// A bf16 file of the values with `quant` in its metadata.
+    fn write(&self, stem: &str, quant: &[(&str, &str)]) -> PathBuf {
+        self.file(stem, &self.bf16, WeightType::Bf16, quant)
+    }
+
+    fn open(&self, path: &Path) -> Weights {
+        Weights::open(path, Some(&self.vocab)).unwrap()
+    }
+
+    /// The logits after `TOKENS` of the cpu backend on `path`.
+    fn logits(&self, path: &Path, dtype: Option<WeightType>) -> Vec<f32> {
+        run(&mut CpuBackend::new(self.open(path), dtype), &Self::TOKENS).1
+    }
+
+    /// The logits of a plain f32 file of the values, each matrix through
+    /// MLX's group-32 quantization with its `bits` (`MATRICES` order).
+    fn dequantized_logits(&self, stem: &str, bits: [u32; 4]) -> Vec<f32> {
+        use laya::model::quant::affine_dequantized;
+        use laya::model::weights::MATRICES;
+        let deq: Tensors = self
+            .bf16
+            .iter()
+            .map(|(n, s, x)| {
+                let x = match MATRICES.iter().position(|m| m == n) {
+                    Some(i) => affine_dequantized(x, 32, bits[i]),
+                    None => x.clone(),
+                };
+                (n.clone(), s.clone(), x)
+            })
+            .collect();
+        let path = self.file(stem, &deq, WeightType::F32, &[]);
+        self.logits(&path, None)
+    }
+}
+
+fn max_delta(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+const Q4_G32: [(&str, &str); 2] = [("quant_bits", "4"), ("quant_group", "32")];
+
 /// A file with `quant_bits` / `quant_group` runs its matrices through MLX's
 /// affine quantization on the cpu backend too: the same outputs as a plain
 /// file holding the dequantized values, and not those of the file's own
 /// numbers. Bad quantization metadata is an error naming the key.
 #[test]
 fn affine_quantization_in_the_metadata_is_applied_at_load() {
-    use laya::model::quant::affine_dequantized;
-    use laya::model::weights::MATRICES;
-    let (e, h) = (32, 64);
-    let dir = Dir::new("model-affine");
-    let good = model(&dir.path, "good", WeightType::F32);
-    let vocab = vocab_of(&good);
-    let v = vocab.len();
-    let raw = random_f32_tensors(v, e, h, SEED);
-    let write = |stem: &str, tensors: &[(String, Vec<usize>, Vec<f32>)], quant: Option<&str>| {
-        let mut meta = metadata(v, e, h, WeightType::Bf16, &vocab.sha256);
-        if let Some(g) = quant {
-            meta.insert("quant_bits".into(), "4".into());
-            meta.insert("quant_group".into(), g.into());
-        }
-        let path = dir.path.join(format!("{stem}.safetensors"));
-        write_safetensors(&path, &encode(tensors, WeightType::Bf16), meta).unwrap();
-        path
-    };
-    // bf16 values, as a file holds them, then MLX's 4-bit group-32 view.
-    let bf16: Vec<_> = raw
-        .iter()
-        .map(|(n, s, x)| {
-            let x: Vec<f32> = x
-                .iter()
-                .map(|&f| half::bf16::from_f32(f).to_f32())
-                .collect();
-            (n.clone(), s.clone(), x)
-        })
-        .collect();
-    let dequantized: Vec<_> = bf16
-        .iter()
-        .map(|(n, s, x)| {
-            let x = if MATRICES.contains(&n.as_str()) {
-                affine_dequantized(x, 32, 4)
-            } else {
-                x.clone()
-            };
-            (n.clone(), s.clone(), x)
-        })
-        .collect();
-    let quant = write("q4", &bf16, Some("32"));
-    let plain = write("plain", &bf16, None);
-    let tokens = [1, 5, 9, 3, 7, 2];
-    let open = |p: &Path| Weights::open(p, Some(&vocab)).unwrap();
-    let mut q = CpuBackend::new(open(&quant), None);
-    let (_, lq) = run(&mut q, &tokens);
-    // The plain file's numbers in f32 (no rounding to bf16 on the way).
-    let mut unquantized = CpuBackend::new(open(&plain), Some(WeightType::F32));
-    let (_, lp) = run(&mut unquantized, &tokens);
-    let deq_file = dir.path.join("deq.safetensors");
-    let meta = metadata(v, e, h, WeightType::F32, &vocab.sha256);
-    write_safetensors(&deq_file, &encode(&dequantized, WeightType::F32), meta).unwrap();
-    let mut deq = CpuBackend::new(open(&deq_file), None);
-    let (_, ld) = run(&mut deq, &tokens);
+    let a = Affine::new("model-affine");
+    let quant = a.write("q4", &Q4_G32);
+    let lq = a.logits(&quant, None);
     assert_eq!(
-        lq, ld,
+        lq,
+        a.dequantized_logits("deq", [4; 4]),
         "the quantized file computes with MLX's dequantized values"
     );
-    let moved = lq
-        .iter()
-        .zip(&lp)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f32::max);
+    // The plain file's numbers in f32 (no rounding to bf16 on the way).
+    let lp = a.logits(&a.write("plain", &[]), Some(WeightType::F32));
+    let moved = max_delta(&lq, &lp);
     assert!(
         moved > 1e-4,
         "quantization changed nothing (max |dlogit| {moved})"
+    );
+    let device = CpuBackend::new(a.open(&quant), None).device();
+    assert!(
+        device.contains(" of 4-bit group-32 weights (") && !device.contains("8-bit"),
+        "{device}"
     );
 
     let m = load_error("qgroup", |_, meta| {
@@ -461,4 +507,80 @@ fn affine_quantization_in_the_metadata_is_applied_at_load() {
         meta.insert("quant_group".into(), "32".into());
     });
     assert!(m.contains("multiples"), "{m}");
+}
+
+/// `quant_bits.<matrix>` gives a matrix bits of its own: a file with
+/// `quant_bits = 4` and `quant_bits.embed = 8` computes with its embedding
+/// dequantized at 8 bits and the other matrices at 4, and says so. Any
+/// other `quant_bits.` key, a bad value, or a key without `quant_bits` is
+/// an error naming the key.
+#[test]
+fn a_matrix_with_bits_of_its_own_is_dequantized_with_them() {
+    use laya::model::weights::{AffineQuant, MATRICES};
+    let a = Affine::new("model-affine-own");
+    let mixed = a.write("mixed", &[("quant_bits.embed", "8"), Q4_G32[0], Q4_G32[1]]);
+    assert_eq!(
+        a.open(&mixed).config.quant,
+        Some(AffineQuant {
+            bits: [8, 4, 4, 4],
+            group: 32
+        })
+    );
+    let lm = a.logits(&mixed, None);
+    assert_eq!(
+        lm,
+        a.dequantized_logits("deq-mixed", [8, 4, 4, 4]),
+        "the embedding is dequantized with 8 bits, the rest with 4"
+    );
+    let moved = max_delta(&lm, &a.logits(&a.write("q4", &Q4_G32), None));
+    assert!(
+        moved > 1e-4,
+        "the embedding's 8 bits changed nothing (max |dlogit| {moved})"
+    );
+    let device = CpuBackend::new(a.open(&mixed), None).device();
+    assert!(
+        device.contains(" of 4-bit group-32 weights (embed 8-bit) ("),
+        "{device}"
+    );
+    // Every matrix overridden: the bits the matrices have, not the key's.
+    let all8: Vec<(String, &str)> = MATRICES
+        .iter()
+        .map(|n| (format!("quant_bits.{n}"), "8"))
+        .collect();
+    let mut quant: Vec<(&str, &str)> = all8.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    quant.extend(Q4_G32);
+    let device = CpuBackend::new(a.open(&a.write("all8", &quant)), None).device();
+    assert!(
+        device.contains(" of 8-bit group-32 weights (") && !device.contains("4-bit"),
+        "{device}"
+    );
+
+    let m = load_error("qname", |_, meta| {
+        meta.insert("quant_bits".into(), "4".into());
+        meta.insert("quant_group".into(), "32".into());
+        meta.insert("quant_bits.foo".into(), "8".into());
+    });
+    assert!(
+        m.contains("`quant_bits.foo`")
+            && MATRICES
+                .iter()
+                .all(|n| m.contains(&format!("`quant_bits.{n}`"))),
+        "{m}"
+    );
+    let m = load_error("qbits", |_, meta| {
+        meta.insert("quant_bits".into(), "4".into());
+        meta.insert("quant_group".into(), "32".into());
+        meta.insert("quant_bits.embed".into(), "5".into());
+    });
+    assert!(
+        m.contains("`quant_bits.embed`") && m.contains("4 or 8"),
+        "{m}"
+    );
+    let m = load_error("qown", |_, meta| {
+        meta.insert("quant_bits.gru.wh".into(), "8".into());
+    });
+    assert!(
+        m.contains("`quant_bits.gru.wh`") && m.contains("`quant_bits` and `quant_group`"),
+        "{m}"
+    );
 }

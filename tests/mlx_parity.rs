@@ -159,31 +159,65 @@ fn f32_matches_the_cpu_backend_on_a_model_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `random_model`'s weights as bf16 in a file `<tag>-q4.safetensors` beside
+/// it (sharing its vocabulary) with `quant` added to the metadata:
+/// (folder, weights file).
+fn quantized_model(tag: &str, seed: u64, quant: &[(&str, &str)]) -> (PathBuf, PathBuf) {
+    let (dir, plain) = random_model(tag, WeightType::Bf16, seed);
+    let vocab = Vocab::load(&vocab_path_for(&plain)).expect("vocabulary");
+    let tensors = testgen::random_f32_tensors(VOCAB, EMBED, HIDDEN, seed);
+    let mut meta = testgen::metadata(VOCAB, EMBED, HIDDEN, WeightType::Bf16, &vocab.sha256);
+    for (key, value) in quant {
+        meta.insert(key.to_string(), value.to_string());
+    }
+    let path = dir.join(format!("{tag}-q4.safetensors"));
+    testgen::write_safetensors(&path, &testgen::encode(&tensors, WeightType::Bf16), meta)
+        .expect("write quantized model");
+    (dir, path)
+}
+
+/// The device string of the MLX backend on `path` as the file says.
+fn mlx_device_of(path: &Path) -> String {
+    let vocab = Vocab::load(&vocab_path_for(path)).expect("vocabulary");
+    MlxBackend::from_weights(
+        &Weights::open(path, Some(&vocab)).expect("open"),
+        None,
+        &cpu_options(MlxCompute::F32),
+    )
+    .expect("load into mlx")
+    .device()
+}
+
 /// A file with `quant_bits` / `quant_group` (models/FORMAT.md): MLX
 /// quantizes its numbers at load with its own `quantize` and runs 4-bit
 /// matmuls; the cpu backend computes with the dequantized values from our
 /// port of that quantization. The same model, so the same logits.
 #[test]
 fn a_4_bit_file_runs_the_same_model_on_both_backends() {
-    let (dir, plain) = random_model("plain", WeightType::Bf16, 23);
-    let vocab = Vocab::load(&vocab_path_for(&plain)).expect("vocabulary");
-    let tensors = testgen::random_f32_tensors(VOCAB, EMBED, HIDDEN, 23);
-    let mut meta = testgen::metadata(VOCAB, EMBED, HIDDEN, WeightType::Bf16, &vocab.sha256);
-    meta.insert("quant_bits".into(), "4".into());
-    meta.insert("quant_group".into(), "32".into());
-    let path = dir.join("plain-q4.safetensors");
-    testgen::write_safetensors(&path, &testgen::encode(&tensors, WeightType::Bf16), meta)
-        .expect("write q4 model");
-    let mlx = MlxBackend::from_weights(
-        &Weights::open(&path, Some(&vocab)).expect("open"),
-        None,
-        &cpu_options(MlxCompute::F32),
-    )
-    .expect("load into mlx");
-    assert!(mlx.device().ends_with("q4"), "{}", mlx.device());
-    drop(mlx);
+    let (dir, path) = quantized_model("plain", 23, &[("quant_bits", "4"), ("quant_group", "32")]);
+    let device = mlx_device_of(&path);
+    assert!(device.ends_with(" q4"), "{device}");
     compare_with_cpu_backend(&path);
     // Asked for f32, MLX gets the dequantized numbers (the cpu backend's).
+    compare_in_dtype(&path, Some(WeightType::F32));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file whose embedding has bits of its own (`quant_bits.embed = 8`
+/// beside `quant_bits = 4`): MLX runs the embedding's lookup and output
+/// layer with 8-bit weights and the other matrices with 4-bit ones; the cpu
+/// backend dequantizes each matrix with its bits. The same model.
+#[test]
+fn a_file_with_an_8_bit_embedding_runs_the_same_model_on_both_backends() {
+    let quant = [
+        ("quant_bits", "4"),
+        ("quant_group", "32"),
+        ("quant_bits.embed", "8"),
+    ];
+    let (dir, path) = quantized_model("mixed", 29, &quant);
+    let device = mlx_device_of(&path);
+    assert!(device.ends_with(" q4 (embed q8)"), "{device}");
+    compare_with_cpu_backend(&path);
     compare_in_dtype(&path, Some(WeightType::F32));
     let _ = std::fs::remove_dir_all(&dir);
 }

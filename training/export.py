@@ -16,6 +16,7 @@ from .vocab import sha256
 FORMAT = "1"
 ARCH = "gru-tied"
 DTYPES = ("f32", "bf16", "int8")
+MATRICES = ("embed", "gru.wx", "gru.wh", "proj.w")  # FORMAT.md's 2-D tensors
 
 
 def shapes(v, e, h):
@@ -311,15 +312,23 @@ def load(path, vocab_path=None):
         a = arrays[name]
         f32[name] = a.astype(mx.float32) * arrays[name + ".scale"][:, None] if name + ".scale" in arrays \
             else a.astype(mx.float32)
-        if quant and f32[name].ndim == 2:  # what the model computes with (FORMAT.md)
-            bits, group = quant
+        if quant and name in quant[0]:  # what the model computes with (FORMAT.md)
+            bits, group = quant[0][name], quant[1]
             f32[name] = mx.dequantize(*mx.quantize(f32[name], group, bits), group, bits)
     return from_tensors(f32), meta
 
 
 def affine_quant(meta, path, e, h):
-    """(bits, group) of a file with `quant_bits` / `quant_group`, or None."""
+    """({matrix: bits}, group) of a file with `quant_bits` / `quant_group`
+    (a matrix's own `quant_bits.<matrix>` in place of quant_bits), or None."""
+    own = sorted(k for k in meta if k.startswith("quant_bits."))
+    for key in own:
+        if key[len("quant_bits."):] not in MATRICES:
+            raise FormatError(f"{path}: metadata {key}: unknown key (a matrix's own bits go under "
+                              + ", ".join(f"quant_bits.{n}" for n in MATRICES) + ")")
     if "quant_bits" not in meta and "quant_group" not in meta:
+        if own:
+            raise FormatError(f"{path}: metadata {own[0]} needs quant_bits and quant_group beside it")
         return None
     try:
         bits, group = int(meta["quant_bits"]), int(meta["quant_group"])
@@ -327,14 +336,27 @@ def affine_quant(meta, path, e, h):
         raise FormatError(f"{path}: metadata quant_bits and quant_group go together, as integers") from None
     if bits not in (4, 8) or group not in (32, 64) or e % group or h % group or meta["dtype"] == "int8":
         raise FormatError(f"{path}: quant_bits {bits} / quant_group {group} not allowed here (FORMAT.md)")
-    return bits, group
+    per = {}
+    for name in MATRICES:
+        key = "quant_bits." + name
+        value = meta.get(key, str(bits))
+        if value not in ("4", "8"):
+            raise FormatError(f"{path}: metadata {key} is {value!r}, expected 4 or 8")
+        per[name] = int(value)
+    return per, group
 
 
-def export_quantized(tensors_path, like_path, path, bits, group):
+def export_quantized(tensors_path, like_path, path, bits, group, matrix_bits=None):
     """Writes `path`: the bf16 tensors of `tensors_path` (a student of
     training/qat.py) as a model file with `like_path`'s metadata (the
     teacher's: same shape and vocabulary) plus quant_bits / quant_group, so
-    every backend runs them through that affine quantization (FORMAT.md)."""
+    every backend runs them through that affine quantization (FORMAT.md).
+    `matrix_bits` ({matrix: bits}, e.g. {"embed": 8}) gives matrices bits of
+    their own: quant_bits.<matrix>, written where they differ from `bits`."""
+    matrix_bits = dict(matrix_bits or {})
+    unknown = sorted(set(matrix_bits) - set(MATRICES))
+    if unknown:
+        raise ValueError(f"matrix_bits names {unknown}, not matrices {MATRICES}")
     arrays = mx.load(tensors_path)
     _, meta = mx.load(like_path, return_metadata=True)
     v, e, h = (int(meta[k]) for k in ("vocab_size", "embed_dim", "hidden_dim"))
@@ -342,7 +364,9 @@ def export_quantized(tensors_path, like_path, path, bits, group):
         if name not in arrays or tuple(arrays[name].shape) != tuple(shape):
             raise FormatError(f"{tensors_path}: tensor `{name}` missing or not {list(shape)}")
     out = {name: arrays[name].astype(mx.bfloat16) for name in shapes(v, e, h)}
+    meta = {k: val for k, val in meta.items() if not k.startswith("quant_")}  # the teacher's own, if any
     meta = dict(meta, dtype="bf16", quant_bits=str(bits), quant_group=str(group))
+    meta.update({f"quant_bits.{n}": str(b) for n, b in matrix_bits.items() if b != bits})
     mx.eval(out)
     mx.save_safetensors(path, out, metadata=meta)
     return path

@@ -19,7 +19,9 @@ forward pass sees exactly those, quantized as MLX quantizes at load:
 `mlx_affine` below is MLX 0.32's affine quantize and dequantize, op for op),
 and OUT.json, the run's figures. `install` makes it a model file: bf16 with
 `quant_bits` / `quant_group` in its metadata (models/FORMAT.md), which every
-backend runs through that quantization, exactly the model trained here.
+backend runs through that quantization, exactly the model trained here; a
+student trained with `--embed-bits 8` is installed with `--embed-bits 8`
+too, which writes `quant_bits.embed`.
 
     python3 -m training.qat --model models/laya-default-bf16.safetensors \\
         --group 32 --minutes 4 --out OUT/q4
@@ -239,7 +241,8 @@ def train(a, dev="cuda"):
 def install(argv):
     """`python -m training.qat install STUDENT.safetensors --group 32`: the
     student as models/laya-default-q4.safetensors (bf16 with quant_bits /
-    quant_group, the teacher's metadata otherwise; FORMAT.md), checked by
+    quant_group, and quant_bits.embed for a student trained with
+    --embed-bits; the teacher's metadata otherwise; FORMAT.md), checked by
     reading it back."""
     from .export import export_quantized, load
 
@@ -248,9 +251,13 @@ def install(argv):
     p.add_argument("--like", default="models/laya-default-bf16.safetensors", help="the teacher")
     p.add_argument("--bits", type=int, default=4)
     p.add_argument("--group", type=int, default=32)
+    p.add_argument("--embed-bits", type=int, help="the embedding's bits, as trained (default --bits)")
     p.add_argument("--out", default="models/laya-default-q4.safetensors")
     a = p.parse_args(argv)
-    export_quantized(a.student, a.like, a.out, a.bits, a.group)
+    if a.embed_bits not in (None, 4, 8) or a.bits not in (4, 8):
+        p.error("--bits and --embed-bits are 4 or 8 (FORMAT.md)")
+    own = {"embed": a.embed_bits} if a.embed_bits else {}
+    export_quantized(a.student, a.like, a.out, a.bits, a.group, own)
     load(a.out)
     print(f"wrote {a.out}")
     return 0

@@ -278,7 +278,7 @@ impl Backend for CpuBackend {
 
     fn device(&self) -> String {
         let of = match self.m.quant {
-            Some(q) => format!(" of {}-bit group-{} weights", q.bits, q.group),
+            Some(q) => format!(" of {}", q.describe()),
             None => String::new(),
         };
         format!(

@@ -55,17 +55,55 @@ pub struct ModelConfig {
     pub hidden_dim: usize,
     pub dtype: WeightType,
     pub vocab_sha256: String,
-    /// Metadata `quant_bits` / `quant_group`: the matrices are meant to run
-    /// through MLX's affine quantization (the model was trained with it).
+    /// Metadata `quant_bits` / `quant_group` (and `quant_bits.<matrix>`):
+    /// the matrices are meant to run through MLX's affine quantization (the
+    /// model was trained with it).
     pub quant: Option<AffineQuant>,
 }
 
-/// MLX's affine quantization of a matrix along its rows: `bits` per weight,
-/// a scale and a bias per `group` consecutive weights.
+/// MLX's affine quantization of the matrices along their rows: `bits[i]` per
+/// weight of `MATRICES[i]`, a scale and a bias per `group` consecutive
+/// weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AffineQuant {
-    pub bits: u32,
+    pub bits: [u32; 4],
     pub group: usize,
+}
+
+impl AffineQuant {
+    /// The bits of matrix `name`; None for a tensor that is not a matrix.
+    pub fn bits_of(&self, name: &str) -> Option<u32> {
+        MATRICES
+            .iter()
+            .position(|m| *m == name)
+            .map(|i| self.bits[i])
+    }
+
+    /// The bits most matrices have (a tie: the fewer bits).
+    pub fn main_bits(&self) -> u32 {
+        let count = |b: u32| self.bits.iter().filter(|&&x| x == b).count();
+        self.bits
+            .into_iter()
+            .max_by_key(|&b| (count(b), std::cmp::Reverse(b)))
+            .unwrap_or(self.bits[0])
+    }
+
+    /// "4-bit group-32 weights", or where a matrix has other bits than
+    /// `main_bits` "4-bit group-32 weights (embed 8-bit)".
+    pub fn describe(&self) -> String {
+        let main = self.main_bits();
+        let others: Vec<String> = MATRICES
+            .iter()
+            .zip(self.bits)
+            .filter(|&(_, b)| b != main)
+            .map(|(name, b)| format!("{name} {b}-bit"))
+            .collect();
+        let mut s = format!("{main}-bit group-{} weights", self.group);
+        if !others.is_empty() {
+            s += &format!(" ({})", others.join(", "));
+        }
+        s
+    }
 }
 
 /// The 2-D tensors (int8 files store them as I8 plus a per-row `.scale`).
@@ -266,8 +304,11 @@ impl Weights {
     pub fn model_f32(&self, name: &str) -> Vec<f32> {
         let vals = self.stored_f32(name);
         match self.config.quant {
-            Some(q) if MATRICES.contains(&name) => affine_dequantized(&vals, q.group, q.bits),
-            _ => vals,
+            Some(q) => match q.bits_of(name) {
+                Some(bits) => affine_dequantized(&vals, q.group, bits),
+                None => vals,
+            },
+            None => vals,
         }
     }
 
@@ -314,22 +355,50 @@ fn expect_meta(m: &HashMap<String, String>, key: &str, want: &str) -> Result<()>
     Ok(())
 }
 
-/// The optional `quant_bits` / `quant_group` pair (both or neither).
+/// The optional `quant_bits` / `quant_group` pair (both or neither), and
+/// the bits of a matrix of its own (`quant_bits.<matrix>`, only with them).
 fn affine_quant(m: &HashMap<String, String>) -> Result<Option<AffineQuant>> {
+    let bits = |key: &str, s: &str| match s {
+        "4" => Ok(4),
+        "8" => Ok(8),
+        _ => bail!("metadata `{key}` = {s:?}: expected 4 or 8"),
+    };
+    // (matrix index, key, value) of each `quant_bits.<matrix>`; keys in
+    // order, so that of two bad keys the same one is named every time.
+    let mut keys: Vec<_> = m.iter().collect();
+    keys.sort_unstable();
+    let mut own = Vec::new();
+    for (key, value) in keys {
+        let Some(name) = key.strip_prefix("quant_bits.") else {
+            continue;
+        };
+        let Some(i) = MATRICES.iter().position(|n| *n == name) else {
+            bail!(
+                "metadata `{key}`: unknown key (a matrix's own bits go under {})",
+                MATRICES.map(|n| format!("`quant_bits.{n}`")).join(", ")
+            );
+        };
+        own.push((i, key.as_str(), value.as_str()));
+    }
+    own.sort_unstable();
     match (m.get("quant_bits"), m.get("quant_group")) {
-        (None, None) => Ok(None),
+        (None, None) => match own.first() {
+            Some((_, key, _)) => {
+                bail!("metadata `{key}` needs `quant_bits` and `quant_group` beside it")
+            }
+            None => Ok(None),
+        },
         (Some(b), Some(g)) => {
-            let bits = match b.as_str() {
-                "4" => 4,
-                "8" => 8,
-                _ => bail!("metadata `quant_bits` = {b:?}: expected 4 or 8"),
-            };
+            let mut all = [bits("quant_bits", b)?; 4];
+            for (i, key, value) in own {
+                all[i] = bits(key, value)?;
+            }
             let group = match g.as_str() {
                 "32" => 32,
                 "64" => 64,
                 _ => bail!("metadata `quant_group` = {g:?}: expected 32 or 64"),
             };
-            Ok(Some(AffineQuant { bits, group }))
+            Ok(Some(AffineQuant { bits: all, group }))
         }
         _ => bail!("metadata `quant_bits` and `quant_group` go together: one is missing"),
     }

@@ -450,8 +450,19 @@ int laya_mlx_create(const LayaMlxWeights *w, const LayaMlxOptions *opt,
       invalid("unknown device " + std::to_string(opt->device));
     }
     int group = opt->group_size > 0 ? opt->group_size : 64;
-    bool quant = opt->compute == LAYA_MLX_COMPUTE_Q8 ||
-                 opt->compute == LAYA_MLX_COMPUTE_Q4;
+    // Each matrix's mode: its own, or -1 for `compute`.
+    int32_t modes[4];
+    bool quant = false;
+    for (int i = 0; i < 4; ++i) {
+      int32_t own = opt->matrix_compute[i];
+      if (own < -1) {
+        invalid("unknown compute mode " + std::to_string(own) + " of matrix " +
+                std::to_string(i));
+      }
+      modes[i] = own == -1 ? opt->compute : own;
+      quant = quant || modes[i] == LAYA_MLX_COMPUTE_Q8 ||
+              modes[i] == LAYA_MLX_COMPUTE_Q4;
+    }
     if (quant && (E % group != 0 || H % group != 0)) {
       invalid("embed and hidden must be multiples of the group size " +
               std::to_string(group));
@@ -475,14 +486,14 @@ int laya_mlx_create(const LayaMlxWeights *w, const LayaMlxOptions *opt,
       m->act = mx::float32;
     }
     int src = w->src_dtype;
-    m->emb = make_linear(from_buffer(w->embed_w, {V, E}, src), opt->compute,
-                         group, s);
-    m->wx = make_linear(from_buffer(w->gru_wx, {3 * H, E}, src), opt->compute,
+    m->emb = make_linear(from_buffer(w->embed_w, {V, E}, src), modes[0], group,
+                         s);
+    m->wx = make_linear(from_buffer(w->gru_wx, {3 * H, E}, src), modes[1],
                         group, s);
-    m->wh = make_linear(from_buffer(w->gru_wh, {3 * H, H}, src), opt->compute,
+    m->wh = make_linear(from_buffer(w->gru_wh, {3 * H, H}, src), modes[2],
                         group, s);
-    m->proj = make_linear(from_buffer(w->proj_w, {E, H}, src), opt->compute,
-                          group, s);
+    m->proj = make_linear(from_buffer(w->proj_w, {E, H}, src), modes[3], group,
+                          s);
     auto vec = [&](const void *p, int n) {
       return mx::reshape(mx::astype(from_buffer(p, {n}, src), mx::float32, s),
                          {1, n}, s);

@@ -58,6 +58,9 @@ typedef struct {
   int32_t warmup;     /* steps run at create to build kernels; 0 = none */
   int32_t mlx_copy;   /* 1: read results through MLX's array::data() even on
                          CUDA (0: our pinned driver-API copy, much faster) */
+  int32_t matrix_compute[4]; /* LAYA_MLX_COMPUTE_* of embed, gru.wx, gru.wh,
+                                proj.w; -1: `compute`. Activations follow
+                                `compute` */
 } LayaMlxOptions;
 
 typedef struct LayaMlx LayaMlx;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, ensure, Context, Result};
 
 use super::cpu::CpuBackend;
-use super::weights::{WeightType, Weights};
+use super::weights::{WeightType, Weights, MATRICES};
 use super::Backend;
 use crate::text::vocab::Vocab;
 
@@ -40,6 +40,7 @@ struct RawOptions {
     group_size: i32,
     warmup: i32,
     mlx_copy: i32,
+    matrix_compute: [i32; 4],
 }
 
 #[repr(C)]
@@ -153,6 +154,17 @@ impl MlxCompute {
             Self::Q4 => "q4",
         }
     }
+
+    /// The bridge's LAYA_MLX_COMPUTE_* (bridge.h).
+    fn code(self) -> i32 {
+        match self {
+            Self::F32 => 0,
+            Self::Bf16 => 1,
+            Self::F16 => 2,
+            Self::Q8 => 3,
+            Self::Q4 => 4,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -177,6 +189,11 @@ pub struct MlxOptions {
     /// and hidden must be multiples). Kept adjustable so that benchmarks can
     /// measure the accuracy each costs; the engine uses the default 64.
     pub group_size: u32,
+    /// How each matrix of `MATRICES` (embed, gru.wx, gru.wh, proj.w) is
+    /// held where it differs from `compute` (None: `compute`); activations
+    /// follow `compute`. A file with bits of its own for a matrix
+    /// (`quant_bits.embed`, models/FORMAT.md) runs it as those say.
+    pub matrix_compute: [Option<MlxCompute>; 4],
 }
 
 impl Default for MlxOptions {
@@ -190,6 +207,7 @@ impl Default for MlxOptions {
             mlx_copy: false,
             kernel_cache_dir: None,
             group_size: 64,
+            matrix_compute: [None; 4],
         }
     }
 }
@@ -264,6 +282,9 @@ pub struct MlxBackend {
     hidden: usize,
     device: String,
     compute: MlxCompute,
+    /// Each matrix's compute (`MATRICES` order): `compute` unless the
+    /// options gave it its own.
+    matrix_compute: [MlxCompute; 4],
     /// Test-only: added to every logit it hands back, in a pattern over the
     /// ids (LAYA_TEST_MLX_SKEW), to show that the self-check catches a
     /// backend computing wrong results. 0 otherwise.
@@ -305,18 +326,13 @@ impl MlxBackend {
                 MlxDevice::Cpu => 1,
                 MlxDevice::Gpu => 2,
             },
-            compute: match opts.compute {
-                MlxCompute::F32 => 0,
-                MlxCompute::Bf16 => 1,
-                MlxCompute::F16 => 2,
-                MlxCompute::Q8 => 3,
-                MlxCompute::Q4 => 4,
-            },
+            compute: opts.compute.code(),
             compile: opts.compile as i32,
             poll: opts.poll.map_or(-1, |p| p as i32),
             group_size: i32::try_from(opts.group_size)?,
             warmup: opts.warmup.min(1000) as i32,
             mlx_copy: opts.mlx_copy as i32,
+            matrix_compute: opts.matrix_compute.map(|c| c.map_or(-1, MlxCompute::code)),
         };
         let mut raw = std::ptr::null_mut();
         // SAFETY: the weight pointers stay valid for the call (borrowed from
@@ -328,6 +344,7 @@ impl MlxBackend {
             hidden: w.hidden,
             device: String::new(),
             compute: opts.compute,
+            matrix_compute: opts.matrix_compute.map(|c| c.unwrap_or(opts.compute)),
             skew: 0.0,
         };
         let mut buf = [0 as c_char; 256];
@@ -341,6 +358,15 @@ impl MlxBackend {
             .to_string_lossy()
             .into_owned();
         b.device = format!("mlx {name} {}", b.compute.as_str());
+        let own: Vec<String> = MATRICES
+            .iter()
+            .zip(b.matrix_compute)
+            .filter(|&(_, c)| c != b.compute)
+            .map(|(n, c)| format!("{n} {}", c.as_str()))
+            .collect();
+        if !own.is_empty() {
+            b.device += &format!(" ({})", own.join(", "));
+        }
         Ok(b)
     }
 
@@ -348,21 +374,35 @@ impl MlxBackend {
     /// file's numbers exactly: f32 stays f32, bf16 stays bf16, int8 is
     /// dequantized to f32 (the same weights the cpu backend's f32 view
     /// holds), and a file with affine quantization (`quant_bits`) is
-    /// quantized by MLX at load as it says, the model it was trained as.
-    /// Asking for int8 gives MLX's 8-bit affine quantization; asking for
-    /// another dtype of a file with affine quantization, its dequantized
-    /// values in that dtype.
+    /// quantized by MLX at load as it says, the model it was trained as
+    /// (each matrix with its bits, q4 or q8; the bits most matrices have
+    /// are the backend's compute). Asking for int8 gives MLX's 8-bit affine
+    /// quantization; asking for another dtype of a file with affine
+    /// quantization, its dequantized values in that dtype.
     pub fn from_weights(w: &Weights, dtype: Option<WeightType>, opts: &MlxOptions) -> Result<Self> {
         let c = &w.config;
-        let (compute, group) = match (dtype, c.quant) {
-            (None, Some(q)) if q.bits == 4 => (MlxCompute::Q4, q.group as u32),
-            (None, Some(q)) => (MlxCompute::Q8, q.group as u32),
-            _ => match dtype.unwrap_or(c.dtype) {
-                WeightType::F32 => (MlxCompute::F32, opts.group_size),
-                WeightType::Bf16 => (MlxCompute::Bf16, opts.group_size),
-                WeightType::Int8 if dtype.is_none() => (MlxCompute::F32, opts.group_size),
-                WeightType::Int8 => (MlxCompute::Q8, opts.group_size),
-            },
+        let bits = |b: u32| {
+            if b == 4 {
+                MlxCompute::Q4
+            } else {
+                MlxCompute::Q8
+            }
+        };
+        let (compute, group, matrix_compute) = match (dtype, c.quant) {
+            (None, Some(q)) => {
+                let main = bits(q.main_bits());
+                let own = q.bits.map(|b| Some(bits(b)).filter(|&m| m != main));
+                (main, q.group as u32, own)
+            }
+            _ => {
+                let compute = match dtype.unwrap_or(c.dtype) {
+                    WeightType::F32 => MlxCompute::F32,
+                    WeightType::Bf16 => MlxCompute::Bf16,
+                    WeightType::Int8 if dtype.is_none() => MlxCompute::F32,
+                    WeightType::Int8 => MlxCompute::Q8,
+                };
+                (compute, opts.group_size, [None; 4])
+            }
         };
         // MLX quantizes a file's stored numbers itself as the file says;
         // every other mode gets what the model computes with.
@@ -392,6 +432,7 @@ impl MlxBackend {
         let opts = MlxOptions {
             compute,
             group_size: group,
+            matrix_compute,
             ..opts.clone()
         };
         Self::from_f32(&view, &opts)
@@ -400,6 +441,11 @@ impl MlxBackend {
 
     pub fn compute(&self) -> MlxCompute {
         self.compute
+    }
+
+    /// Each matrix's compute, in `MATRICES` order.
+    pub fn matrix_compute(&self) -> [MlxCompute; 4] {
+        self.matrix_compute
     }
 
     fn check_state(&self, h: &[f32], what: &str) -> Result<()> {
