@@ -239,27 +239,40 @@ def train(a, dev="cuda"):
 
 
 def install(argv):
-    """`python -m training.qat install STUDENT.safetensors --group 32`: the
-    student as models/laya-default-q4.safetensors (bf16 with quant_bits /
-    quant_group, and quant_bits.embed for a student trained with
-    --embed-bits; the teacher's metadata otherwise; FORMAT.md), checked by
-    reading it back."""
+    """`python -m training.qat install STUDENT.safetensors`: the student as
+    models/laya-default-q4.safetensors (bf16 with quant_bits / quant_group,
+    and quant_bits.embed for a student trained with --embed-bits; the
+    teacher's metadata otherwise; FORMAT.md), checked by reading it back.
+    The bits and group are the run's (STUDENT.json, written beside it by
+    training), so a student runs as it was trained; an option that
+    contradicts the run's figures is an error."""
+    import os
+
     from .export import export_quantized, load
 
     p = argparse.ArgumentParser(prog="python -m training.qat install")
     p.add_argument("student")
     p.add_argument("--like", default="models/laya-default-bf16.safetensors", help="the teacher")
-    p.add_argument("--bits", type=int, default=4)
-    p.add_argument("--group", type=int, default=32)
-    p.add_argument("--embed-bits", type=int, help="the embedding's bits, as trained (default --bits)")
+    p.add_argument("--bits", type=int, help="the matrices' bits, as trained (default the run's, else 4)")
+    p.add_argument("--group", type=int, help="the group size, as trained (default the run's, else 32)")
+    p.add_argument("--embed-bits", type=int, help="the embedding's bits, as trained (default the run's, else --bits)")
     p.add_argument("--out", default="models/laya-default-q4.safetensors")
     a = p.parse_args(argv)
+    run_json = os.path.splitext(a.student)[0] + ".json"
+    run = json.load(open(run_json)) if os.path.exists(run_json) else {}
+    for key in ("bits", "group", "embed_bits"):
+        given, trained = getattr(a, key), run.get(key)
+        if given is not None and trained is not None and given != trained:
+            p.error(f"--{key.replace('_', '-')} {given}: {run_json} says the student was trained with {trained}")
+        setattr(a, key, given if given is not None else trained)
+    a.bits = a.bits or 4
+    a.group = a.group or 32
     if a.embed_bits not in (None, 4, 8) or a.bits not in (4, 8):
         p.error("--bits and --embed-bits are 4 or 8 (FORMAT.md)")
-    own = {"embed": a.embed_bits} if a.embed_bits else {}
+    own = {"embed": a.embed_bits} if a.embed_bits and a.embed_bits != a.bits else {}
     export_quantized(a.student, a.like, a.out, a.bits, a.group, own)
     load(a.out)
-    print(f"wrote {a.out}")
+    print(f"wrote {a.out} ({a.bits}-bit{f', embedding {a.embed_bits}-bit' if own else ''}, group {a.group})")
     return 0
 
 

@@ -60,6 +60,24 @@ class AffineBits(unittest.TestCase):
         # The 8 bits matter: a 4-bit embedding is another model.
         self.assertGreater(float(mx.max(mx.abs(got["embed"] - deq(self.stored["embed"], 4)))), 1e-4)
 
+    def test_install_takes_the_bits_the_run_trained_with(self):
+        """A student's OUT.json says how it was trained: install follows it,
+        and an option that contradicts it is refused."""
+        import json
+
+        student = os.path.join(self.dir, "e8.safetensors")
+        shutil.copy(self.student, student)
+        with open(os.path.join(self.dir, "e8.json"), "w") as f:
+            json.dump({"bits": 4, "group": 32, "embed_bits": 8}, f)
+        out = os.path.join(self.dir, "m-q4.safetensors")  # -q4 reads m.vocab.txt
+        with contextlib.redirect_stdout(io.StringIO()):
+            install([student, "--like", self.like, "--out", out])
+        _, meta = load(out, self.vocab)
+        self.assertEqual((meta["quant_bits"], meta["quant_group"], meta.get("quant_bits.embed")), ("4", "32", "8"))
+        with contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit):
+            install([student, "--like", self.like, "--embed-bits", "4", "--out", out])
+        self.assertIn("trained with 8", err.getvalue())
+
     def test_a_key_is_written_only_where_it_differs(self):
         out = export_quantized(self.student, self.like, os.path.join(self.dir, "same-q4.safetensors"), 4, 32,
                                {"embed": 4})
