@@ -393,3 +393,17 @@ async fn a_next_word_after_a_closing_paren_brings_its_space() {
     .await;
     s.quit().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_buffer_that_cannot_be_changed_gets_no_predictions() {
+    let s = Session::start("first-nomodifiable").await;
+    let active = "return require('laya').active(0)";
+    assert_eq!(s.lua(active).await, true, "a plain buffer");
+    s.command("setlocal nomodifiable").await;
+    assert_eq!(s.lua(active).await, false, "a buffer nothing can be typed into");
+    // :checkhealth's report is such a buffer.
+    s.command("checkhealth laya").await;
+    assert_eq!(s.lua("return vim.bo.filetype").await, "checkhealth");
+    assert_eq!(s.lua(active).await, false, "the :checkhealth report");
+    s.quit().await;
+}

@@ -105,6 +105,11 @@ function M.active(buf)
   if vim.tbl_contains(o.disabled_buftypes, bt) then
     return false
   end
+  -- Nothing can be typed into it (:checkhealth's report, man pages, a
+  -- file manager's listing): predicting there would only cost the host.
+  if not vim.bo[buf].modifiable then
+    return false
+  end
   if H.secret(vim.api.nvim_buf_get_name(buf), o.disabled_files) then
     return false
   end
