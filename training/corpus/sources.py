@@ -111,7 +111,8 @@ CPP_PACKAGES = ("libboost1.81-dev llvm-15-dev libclang-15-dev qtbase5-dev qtbase
 
 SHELL_PACKAGES = ("bash-completion xdg-utils initramfs-tools-core initramfs-tools neofetch shunit2 bats dkms "
                   "debootstrap grub-common os-prober bash-doc console-setup kbd ifupdown dpkg-dev "
-                  "dracut-core").split()
+                  "dracut-core live-build live-boot live-config pbuilder tlp byobu easy-rsa etckeeper rbenv "
+                  "wireguard-tools screenfetch xinit cryptsetup-initramfs zram-tools").split()
 
 RUBY_PACKAGES = ("libruby3.1 rake ruby-thor ruby-rspec-core ruby-rspec-expectations ruby-rspec-mocks ruby-rack "
                  "ruby-sinatra ruby-activesupport ruby-actionpack ruby-activerecord ruby-actionview ruby-railties "
@@ -270,13 +271,19 @@ SOURCES = [
     Source("shell", "code", "apt", SHELL_PACKAGES,
            ["usr/bin/*", "usr/sbin/*", "usr/share/initramfs-tools/*",
             "usr/lib/dracut/*", "usr/share/debootstrap/*", "etc/grub.d/*", "usr/lib/dkms/*", "*.sh", "*.bash",
-            "usr/share/doc/bash/examples/*"], "code",
-           licence="per package (GPL-2+, MIT)", cap_pkg_mb=1.0),
+            "usr/share/doc/bash/examples/*", "usr/lib/live/*", "usr/share/live/*", "usr/lib/pbuilder/*",
+            "usr/share/tlp/*", "usr/lib/byobu/*", "usr/share/byobu/*", "usr/share/easy-rsa/*", "etc/etckeeper/*",
+            "usr/lib/rbenv/*", "usr/share/cryptsetup/*"], "code",
+           licence="per package (GPL-2+, GPL-3+, MIT)", cap_pkg_mb=1.0),
     Source("ruby", "code", "apt", RUBY_PACKAGES, ["*.rb", "*/Rakefile"], "code",
            licence="per package (Ruby, MIT, BSD-2-Clause)", cap_pkg_mb=1.0,
            exclude=["*/test/*", "*/spec/*", "*/rdoc/generator/*"]),
     Source("cmake", "code", "apt", ["cmake-data"], ["usr/share/cmake*/Modules/*.cmake"], "code",
            licence="BSD-3-Clause", cap_mb=4),
+    # the kernel's own test and build scripts: plain POSIX sh and bash, by many hands
+    Source("shell-kernel", "code", "apt", ["linux-source-6.1"],
+           ["*/tools/testing/selftests/*.sh", "*/scripts/*.sh", "*/tools/*.sh"], "code",
+           licence="GPL-2.0", inner=["usr/src/linux-source-*.tar.*"], cap_mb=6, cap_pkg_mb=6, lang="shell"),
 ]
 
 # The first model's slice: a few MB, enough to train something better than random.
