@@ -400,7 +400,11 @@ async fn a_buffer_that_cannot_be_changed_gets_no_predictions() {
     let active = "return require('laya').active(0)";
     assert_eq!(s.lua(active).await, true, "a plain buffer");
     s.command("setlocal nomodifiable").await;
-    assert_eq!(s.lua(active).await, false, "a buffer nothing can be typed into");
+    assert_eq!(
+        s.lua(active).await,
+        false,
+        "a buffer nothing can be typed into"
+    );
     // :checkhealth's report is such a buffer.
     s.command("checkhealth laya").await;
     assert_eq!(s.lua("return vim.bo.filetype").await, "checkhealth");

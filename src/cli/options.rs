@@ -112,7 +112,7 @@ pub struct EngineArgs {
     #[arg(long)]
     pub no_model: bool,
     /// Ghost text is shown when the top candidate's probability reaches
-    /// this, in [0, 1] [default: 0.15]
+    /// this, in [0, 1] [default: 0.12]
     #[arg(long, value_name = "X")]
     pub threshold: Option<f32>,
     /// The same in code (as the text before the cursor reads: the protocol

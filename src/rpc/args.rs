@@ -30,7 +30,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub no_next_keys: bool,
     /// Ghost text is shown when the top candidate's probability reaches
-    /// this, in [0, 1] (lower: more ghosts, more of them wrong) [default: 0.15]
+    /// this, in [0, 1] (lower: more ghosts, more of them wrong) [default: 0.12]
     #[arg(long, value_name = "X", value_parser = unit)]
     pub threshold: Option<f32>,
     /// The same where the editor says the cursor is in code [default: 0.05]
