@@ -27,11 +27,18 @@ async fn laya_status_enable_disable_toggle_log_and_completion() {
     s.insert_after(&["zephyrine zephyrine"]).await;
     s.input("zeph").await;
     s.wait_ghost_starting("yrine").await;
-    let out = s.output("Laya status").await;
+    // Memory: resident, allocated, and the caches as of the first answer
+    // (measured just after it is sent, so a status asked at once may come
+    // before them).
+    let out = s
+        .wait_for("the caches in :Laya status", || async {
+            let out = s.output("Laya status").await;
+            out.contains("caches ~").then_some(out)
+        })
+        .await;
     assert!(out.contains("Host: laya 0.1.0, pid"), "{out}");
     assert!(out.contains("Engine: backend"), "{out}");
     assert!(out.contains("answered"), "{out}");
-    // Memory: resident, allocated, and the caches as of the first answer.
     assert!(out.contains("Host memory: "), "{out}");
     assert!(out.contains("MB allocated, caches ~"), "{out}");
     assert!(out.contains(" buffers)"), "{out}");
