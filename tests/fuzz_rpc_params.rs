@@ -77,13 +77,14 @@ fn predict_params() -> impl Strategy<Value = Vec<Value>> {
                 "text".into(),
                 true.into(),
                 "comment".into(),
+                false.into(),
             ];
-            p.truncate(7 + at % 3);
+            p.truncate(7 + at % 4);
             for (i, v) in noise.into_iter().enumerate() {
                 if replace && (at + i) < p.len() {
                     let n = p.len();
                     p[(at + i) % n] = v;
-                } else if !replace && i < at % 3 {
+                } else if !replace && i < at % 4 {
                     p.push(v);
                 }
             }
@@ -102,6 +103,7 @@ const NAMES: &[&str] = &[
     "filetype",
     "seen",
     "syntax",
+    "learn",
     "text",
     "path",
     "word",
@@ -122,7 +124,7 @@ fn names_the_problem(e: &str) -> Result<(), TestCaseError> {
 fn check_params(p: Vec<Value>) -> Result<(), TestCaseError> {
     match PredictParams::from_args(&p) {
         Ok(d) => {
-            prop_assert!((7..=9).contains(&p.len()));
+            prop_assert!((7..=10).contains(&p.len()));
             prop_assert_eq!(Some(d.buffer), p[0].as_u64());
             prop_assert_eq!(Some(d.seq), p[2].as_u64());
             prop_assert!(d.before.len() <= MAX_BEFORE_BYTES);
