@@ -330,10 +330,13 @@ def affine_quant(meta, path, e, h):
         if own:
             raise FormatError(f"{path}: metadata {own[0]} needs quant_bits and quant_group beside it")
         return None
-    try:
-        bits, group = int(meta["quant_bits"]), int(meta["quant_group"])
-    except (KeyError, ValueError):
-        raise FormatError(f"{path}: metadata quant_bits and quant_group go together, as integers") from None
+    if "quant_bits" not in meta or "quant_group" not in meta:
+        raise FormatError(f"{path}: metadata quant_bits and quant_group go together")
+    # Exactly the strings the Rust loader takes (no spaces, no signs).
+    if meta["quant_bits"] not in ("4", "8") or meta["quant_group"] not in ("32", "64"):
+        raise FormatError(f"{path}: quant_bits {meta['quant_bits']!r} / quant_group {meta['quant_group']!r} "
+                          "not allowed (FORMAT.md: 4 or 8 / 32 or 64)")
+    bits, group = int(meta["quant_bits"]), int(meta["quant_group"])
     if bits not in (4, 8) or group not in (32, 64) or e % group or h % group or meta["dtype"] == "int8":
         raise FormatError(f"{path}: quant_bits {bits} / quant_group {group} not allowed here (FORMAT.md)")
     per = {}

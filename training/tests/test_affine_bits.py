@@ -94,6 +94,9 @@ class AffineBits(unittest.TestCase):
             ("name", {**q4, "quant_bits.foo": "8"}, ["quant_bits.foo", "quant_bits.embed", "quant_bits.proj.w"]),
             ("value", {**q4, "quant_bits.embed": "5"}, ["quant_bits.embed", "4 or 8"]),
             ("alone", {"quant_bits.gru.wh": "8"}, ["quant_bits.gru.wh", "quant_bits and quant_group"]),
+            # what the Rust loader refuses, the Python one too
+            ("spaced", {"quant_bits": " 4", "quant_group": "32"}, ["quant_bits", "not allowed"]),
+            ("half", {"quant_bits": "4"}, ["quant_bits and quant_group go together"]),
         ]:
             path = os.path.join(self.dir, f"bad-{tag}.safetensors")
             mx.save_safetensors(path, arrays, metadata={**meta, **extra})
