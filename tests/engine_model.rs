@@ -163,6 +163,15 @@ fn load_error(
     msg
 }
 
+/// `load_error` of a file whose metadata has `pairs` added.
+fn meta_error(tag: &str, pairs: &[(&str, &str)]) -> String {
+    load_error(tag, |_, meta| {
+        for (k, v) in pairs {
+            meta.insert((*k).into(), (*v).into());
+        }
+    })
+}
+
 #[test]
 fn every_tensor_is_checked_with_an_actionable_error() {
     let m = load_error("shape", |t, _| {
@@ -493,19 +502,11 @@ fn affine_quantization_in_the_metadata_is_applied_at_load() {
         "{device}"
     );
 
-    let m = load_error("qgroup", |_, meta| {
-        meta.insert("quant_bits".into(), "4".into());
-        meta.insert("quant_group".into(), "48".into());
-    });
+    let m = meta_error("qgroup", &[("quant_bits", "4"), ("quant_group", "48")]);
     assert!(m.contains("`quant_group`") && m.contains("32 or 64"), "{m}");
-    let m = load_error("qalone", |_, meta| {
-        meta.insert("quant_bits".into(), "4".into());
-    });
+    let m = meta_error("qalone", &[("quant_bits", "4")]);
     assert!(m.contains("go together"), "{m}");
-    let m = load_error("qshape", |_, meta| {
-        meta.insert("quant_bits".into(), "4".into());
-        meta.insert("quant_group".into(), "32".into());
-    });
+    let m = meta_error("qshape", &[("quant_bits", "4"), ("quant_group", "32")]);
     assert!(m.contains("multiples"), "{m}");
 }
 
@@ -555,11 +556,14 @@ fn a_matrix_with_bits_of_its_own_is_dequantized_with_them() {
         "{device}"
     );
 
-    let m = load_error("qname", |_, meta| {
-        meta.insert("quant_bits".into(), "4".into());
-        meta.insert("quant_group".into(), "32".into());
-        meta.insert("quant_bits.foo".into(), "8".into());
-    });
+    let m = meta_error(
+        "qname",
+        &[
+            ("quant_bits", "4"),
+            ("quant_group", "32"),
+            ("quant_bits.foo", "8"),
+        ],
+    );
     assert!(
         m.contains("`quant_bits.foo`")
             && MATRICES
@@ -567,18 +571,19 @@ fn a_matrix_with_bits_of_its_own_is_dequantized_with_them() {
                 .all(|n| m.contains(&format!("`quant_bits.{n}`"))),
         "{m}"
     );
-    let m = load_error("qbits", |_, meta| {
-        meta.insert("quant_bits".into(), "4".into());
-        meta.insert("quant_group".into(), "32".into());
-        meta.insert("quant_bits.embed".into(), "5".into());
-    });
+    let m = meta_error(
+        "qbits",
+        &[
+            ("quant_bits", "4"),
+            ("quant_group", "32"),
+            ("quant_bits.embed", "5"),
+        ],
+    );
     assert!(
         m.contains("`quant_bits.embed`") && m.contains("4 or 8"),
         "{m}"
     );
-    let m = load_error("qown", |_, meta| {
-        meta.insert("quant_bits.gru.wh".into(), "8".into());
-    });
+    let m = meta_error("qown", &[("quant_bits.gru.wh", "8")]);
     assert!(
         m.contains("`quant_bits.gru.wh`") && m.contains("`quant_bits` and `quant_group`"),
         "{m}"
