@@ -380,7 +380,6 @@ fn affine_quant(m: &HashMap<String, String>) -> Result<Option<AffineQuant>> {
         };
         own.push((i, key.as_str(), value.as_str()));
     }
-    own.sort_unstable();
     match (m.get("quant_bits"), m.get("quant_group")) {
         (None, None) => match own.first() {
             Some((_, key, _)) => {
