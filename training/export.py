@@ -337,8 +337,9 @@ def affine_quant(meta, path, e, h):
         raise FormatError(f"{path}: quant_bits {meta['quant_bits']!r} / quant_group {meta['quant_group']!r} "
                           "not allowed (FORMAT.md: 4 or 8 / 32 or 64)")
     bits, group = int(meta["quant_bits"]), int(meta["quant_group"])
-    if bits not in (4, 8) or group not in (32, 64) or e % group or h % group or meta["dtype"] == "int8":
-        raise FormatError(f"{path}: quant_bits {bits} / quant_group {group} not allowed here (FORMAT.md)")
+    if e % group or h % group or meta["dtype"] == "int8":
+        raise FormatError(f"{path}: quant_bits {bits} / quant_group {group} not allowed here (FORMAT.md: "
+                          "embed and hidden multiples of the group, an f32 or bf16 file)")
     per = {}
     for name in MATRICES:
         key = "quant_bits." + name
