@@ -25,8 +25,8 @@ too, which writes `quant_bits.embed`.
 
     python3 -m training.qat --model models/laya-default-bf16.safetensors \\
         --group 32 --minutes 4 --out OUT/q4
-    python3 -m training.qat install OUT/q4.safetensors --group 32 \\
-        --out models/laya-default-q4.safetensors
+    python3 -m training.qat install OUT/q4.safetensors \\
+        --out models/laya-default-q4.safetensors   # bits and group from OUT/q4.json
 
 Needs PyTorch and a GPU (the device machine); prints tokens/s and the
 top-1 agreement of the quantized student with the teacher on fresh samples."""
@@ -34,6 +34,7 @@ top-1 agreement of the quantized student with the teacher on fresh samples."""
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -246,8 +247,6 @@ def install(argv):
     The bits and group are the run's (STUDENT.json, written beside it by
     training), so a student runs as it was trained; an option that
     contradicts the run's figures is an error."""
-    import os
-
     from .export import export_quantized, load
 
     p = argparse.ArgumentParser(prog="python -m training.qat install")
