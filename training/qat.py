@@ -11,7 +11,10 @@ model meets are what a few minutes of training find.
 What the student trains on: text the teacher writes itself (sampled at
 temperature 1, rows restarted from `<s>` now and then as documents are), so
 no corpus is needed and none of the texts the model is measured on can leak
-in. The loss is the KL divergence from the teacher's distribution at every
+in; or, with `--text`, windows of a training token stream (real text, which
+the agreement is measured on: each row reads on through its own stretch of
+the stream, teacher and student carrying their states as in training). The
+loss is the KL divergence from the teacher's distribution at every
 position.
 
 What it exports: OUT.safetensors, the student's tensors in bfloat16 (the
@@ -37,6 +40,8 @@ import math
 import os
 import sys
 import time
+
+import numpy as np
 
 try:  # training needs PyTorch (the device machine); `install` does not
     import torch
@@ -138,6 +143,17 @@ def _sample(teacher, x0, h, steps, restart, temperature):
     return torch.stack(toks, 1), torch.stack(logits, 1), fresh, h
 
 
+def text_window(ids, b, t, step):
+    """Row r's next window of t + 1 tokens (int64, b × (t + 1)) from the r-th
+    of b equal stretches of `ids`, each window starting on the last token of
+    the one before, and whether this step starts a pass over the stretches
+    again (the carried states start afresh): a function of the step alone."""
+    span = (len(ids) - 1) // b
+    per = max(1, (span - 1) // t)
+    starts = np.arange(b, dtype=np.int64) * span + (step % per) * t
+    return ids[starts[:, None] + np.arange(t + 1)].astype(np.int64), step % per == 0
+
+
 def lr_at(step, steps, lr, warmup=100, floor=0.02):
     if step < warmup:
         return lr * (step + 1) / warmup
@@ -182,6 +198,10 @@ def train(a, dev="cuda"):
                 xs = toks[:, -1]
         return 100 * hits / total, kl / total
 
+    text = None
+    if a.text:  # a uint16 token stream (training/data.py), read as stretches, one a row
+        text = np.fromfile(a.text, dtype=np.uint16)
+        print(f"text: {len(text):,d} tokens of {a.text}, {(len(text) - 1) // b // t} windows a row", flush=True)
     start = measure()
     print(f"start: quantized student agrees {start[0]:.2f} % top-1 with the teacher, KL {start[1]:.4f}", flush=True)
     steps = a.steps
@@ -197,8 +217,15 @@ def train(a, dev="cuda"):
             print(f"{per * 1000:.1f} ms/step -> {steps} steps in {a.minutes} min", flush=True)
         if steps is not None and step >= steps:
             break
-        toks, lt, fresh, h_teacher = sample(teacher, x, h_teacher, t, a.restart, a.temperature)
-        x = toks[:, -1]
+        if text is None:
+            toks, lt, fresh, h_teacher = sample(teacher, x, h_teacher, t, a.restart, a.temperature)
+            x = toks[:, -1]
+        else:
+            win, wrapped = text_window(text, b, t, step)
+            toks, fresh = torch.from_numpy(win).to(dev), torch.full((b,), wrapped, device=dev)
+            h_teacher = torch.where(fresh[None, :, None], torch.zeros_like(h_teacher), h_teacher)
+            with torch.no_grad():
+                lt, h_teacher = Gru.run(teacher, toks[:, :-1], h_teacher)
         h_student = torch.where(fresh[None, :, None], torch.zeros_like(h_student), h_student)
         for g_ in opt.param_groups:
             g_["lr"] = lr_at(step, steps or 10**9, a.lr)
@@ -232,7 +259,7 @@ def train(a, dev="cuda"):
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
     save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()}, a.out + ".safetensors")
     summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "batch": b, "window": t,
-               "restart": a.restart, "temperature": a.temperature, "steps": step, "seconds": round(seconds, 1),
+               "restart": a.restart, "temperature": a.temperature, "text": a.text, "steps": step, "seconds": round(seconds, 1),
                "tokens_per_s": round(step * b * t / seconds), "start": start, "end": end, "log": log,
                "torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
     with open(a.out + ".json", "w") as f:
@@ -289,6 +316,8 @@ def main(argv=None):
     p.add_argument("--window", type=int, default=64)
     p.add_argument("--restart", type=float, default=0.125, help="chance a row restarts at a segment's start")
     p.add_argument("--temperature", type=float, default=1.0, help="the teacher's sampling temperature for the training text")
+    p.add_argument("--text", help="train on windows of this token stream (uint16, e.g. training/work/data/"
+                   "train.u16) instead of the teacher's samples")
     p.add_argument("--minutes", type=float, help="train this long (steps sized from a measured step)")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
