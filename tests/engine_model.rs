@@ -556,14 +556,7 @@ fn a_matrix_with_bits_of_its_own_is_dequantized_with_them() {
         "{device}"
     );
 
-    let m = meta_error(
-        "qname",
-        &[
-            ("quant_bits", "4"),
-            ("quant_group", "32"),
-            ("quant_bits.foo", "8"),
-        ],
-    );
+    let m = meta_error("qname", &[Q4_G32[0], Q4_G32[1], ("quant_bits.foo", "8")]);
     assert!(
         m.contains("`quant_bits.foo`")
             && MATRICES
@@ -571,14 +564,7 @@ fn a_matrix_with_bits_of_its_own_is_dequantized_with_them() {
                 .all(|n| m.contains(&format!("`quant_bits.{n}`"))),
         "{m}"
     );
-    let m = meta_error(
-        "qbits",
-        &[
-            ("quant_bits", "4"),
-            ("quant_group", "32"),
-            ("quant_bits.embed", "5"),
-        ],
-    );
+    let m = meta_error("qbits", &[Q4_G32[0], Q4_G32[1], ("quant_bits.embed", "5")]);
     assert!(
         m.contains("`quant_bits.embed`") && m.contains("4 or 8"),
         "{m}"
