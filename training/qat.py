@@ -154,6 +154,18 @@ def text_window(ids, b, t, step):
     return ids[starts[:, None] + np.arange(t + 1)].astype(np.int64), step % per == 0
 
 
+def distill_loss(ls, lt, hard=0.0):
+    """KL divergence of the student's logits `ls` from the teacher's `lt`
+    (per position, averaged), plus `hard` times the student's cross-entropy
+    on the teacher's top token. The KL weighs the whole distribution alike;
+    what `laya agree` and the ghost text see is the top of it, which the
+    second term pulls toward the teacher's choice. Returns the loss and the
+    KL alone (what the log reports)."""
+    lsm, ltm = F.log_softmax(ls.float(), -1).flatten(0, -2), F.log_softmax(lt.float(), -1).flatten(0, -2)
+    kl = F.kl_div(lsm, ltm, log_target=True, reduction="batchmean")
+    return (kl + hard * F.nll_loss(lsm, ltm.argmax(-1)) if hard else kl), kl
+
+
 def lr_at(step, steps, lr, warmup=100, floor=0.02):
     if step < warmup:
         return lr * (step + 1) / warmup
@@ -231,8 +243,7 @@ def train(a, dev="cuda"):
             g_["lr"] = lr_at(step, steps or 10**9, a.lr)
         q = quantized(params, a.group, a.bits, a.embed_bits)
         ls, last = Gru.run(q, toks[:, :-1], h_student)
-        lsm, ltm = F.log_softmax(ls.float(), -1), F.log_softmax(lt, -1)
-        loss = F.kl_div(lsm.flatten(0, 1), ltm.flatten(0, 1), log_target=True, reduction="batchmean")
+        loss, kl = distill_loss(ls, lt, a.hard)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params.values(), 1.0)
@@ -242,7 +253,7 @@ def train(a, dev="cuda"):
         with torch.no_grad():
             agree = (ls.argmax(-1) == lt.argmax(-1)).float().mean().item() * 100
         agree_avg = agree if agree_avg is None else 0.98 * agree_avg + 0.02 * agree
-        kl_avg = loss.item() if kl_avg is None else 0.98 * kl_avg + 0.02 * loss.item()
+        kl_avg = kl.item() if kl_avg is None else 0.98 * kl_avg + 0.02 * kl.item()
         if step % 200 == 0 or step == steps:
             rate = step * b * t / (time.time() - t0)
             print(f"step {step}/{steps} KL {kl_avg:.4f} top-1 agreement {agree_avg:.2f} % "
@@ -258,7 +269,7 @@ def train(a, dev="cuda"):
 
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
     save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()}, a.out + ".safetensors")
-    summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "batch": b, "window": t,
+    summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "hard": a.hard, "batch": b, "window": t,
                "restart": a.restart, "temperature": a.temperature, "text": a.text, "steps": step, "seconds": round(seconds, 1),
                "tokens_per_s": round(step * b * t / seconds), "start": start, "end": end, "log": log,
                "torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
@@ -312,6 +323,8 @@ def main(argv=None):
     p.add_argument("--bits", type=int, default=4)
     p.add_argument("--embed-bits", type=int, help="the embedding's bits (default --bits)")
     p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--hard", type=float, default=0.0,
+                   help="weight of the cross-entropy on the teacher's top token, added to the KL (distill_loss)")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--window", type=int, default=64)
     p.add_argument("--restart", type=float, default=0.125, help="chance a row restarts at a segment's start")
