@@ -51,11 +51,17 @@ pub fn nvim_binary() -> PathBuf {
         .expect("nvim (>= 0.10) not found on PATH: run scripts/test.sh (it installs one)")
 }
 
-/// A fresh private directory for one test (state/log files, scratch files).
+/// A fresh private directory for one test (state/log files, scratch files),
+/// under Cargo's scratch folder for integration tests (target/tmp), not the
+/// system's /tmp: `cargo clean` takes whatever a failed test left behind.
 pub fn temp_dir(name: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("laya-test-{}-{}-{n}", name, std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "laya-test-{}-{}-{n}",
+        name,
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -90,6 +96,17 @@ impl Default for Options {
             height: 20,
             attach_ui: true,
             env: Vec::new(),
+        }
+    }
+}
+
+/// A session that ends without a failure takes its directory with it; a
+/// failed test's stays for its log (`laya.log` under `state/nvim`).
+impl Drop for Session {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = self.child.start_kill();
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }

@@ -228,12 +228,14 @@ impl Client {
     }
 }
 
-/// A fresh, empty folder for this test process.
+/// A fresh, empty folder for this test process, under Cargo's scratch
+/// folder for integration tests (target/tmp), which `cargo clean` empties.
 pub fn scratch(name: &str) -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    let d = std::env::temp_dir().join(format!("laya-lsp-{name}-{}-{n}", std::process::id()));
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("laya-lsp-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
