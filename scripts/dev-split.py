@@ -6,8 +6,8 @@ tests/data/heldout-*.txt come from), form-feed separated like METRICS.md §1.
     python3 scripts/dev-split.py training/work/corpus/valid.jsonl OUTDIR --languages
 
 With --languages, one file per code language instead (dev-<language>.txt,
-40 KB each, for `benches/with_syntax.py lang:<language>`), and prose as
-without it.
+40 KB each, for `benches/with_syntax.py lang:<language>`; `--budget N` for
+N bytes each), and prose as without it.
 """
 import hashlib
 import json
@@ -15,7 +15,7 @@ import os
 import sys
 
 
-def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000, languages=False):
+def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000, languages=False, language_budget=40_000):
     by_kind = {}
     with open(valid_jsonl, encoding="utf-8") as f:
         for line in f:
@@ -30,7 +30,7 @@ def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000, languages=False):
         for docs in by_src.values():
             docs.sort(key=lambda t: hashlib.sha256(t.encode()).hexdigest())
         chosen, size = [], 0
-        limit = budget if kind == "prose" or not languages else 40_000
+        limit = budget if kind == "prose" or not languages else language_budget
         # Round-robin over sources so every source is represented.
         while by_src and size < limit:
             for src in sorted(by_src):
@@ -51,4 +51,6 @@ def main(valid_jsonl, outdir, budget=150_000, max_doc=25_000, languages=False):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], languages="--languages" in sys.argv[3:])
+    rest = sys.argv[3:]
+    budget = int(rest[rest.index("--budget") + 1]) if "--budget" in rest else 40_000
+    main(sys.argv[1], sys.argv[2], languages="--languages" in rest, language_budget=budget)

@@ -112,12 +112,29 @@ CPP_PACKAGES = ("libboost1.81-dev llvm-15-dev libclang-15-dev qtbase5-dev qtbase
 SHELL_PACKAGES = ("bash-completion xdg-utils initramfs-tools-core initramfs-tools neofetch shunit2 bats dkms "
                   "debootstrap grub-common os-prober bash-doc console-setup kbd ifupdown dpkg-dev "
                   "dracut-core live-build live-boot live-config pbuilder tlp byobu easy-rsa etckeeper rbenv "
-                  "wireguard-tools screenfetch xinit cryptsetup-initramfs zram-tools").split()
+                  "wireguard-tools screenfetch xinit cryptsetup-initramfs zram-tools "
+                  # round 6: Clonezilla's and DRBL's bash, LTSP, OpenRC and a few tools written in sh
+                  "clonezilla drbl ltsp openrc cloud-guest-utils pass virtualenvwrapper ucf kdump-tools mdadm "
+                  "devscripts").split()
 
 RUBY_PACKAGES = ("libruby3.1 rake ruby-thor ruby-rspec-core ruby-rspec-expectations ruby-rspec-mocks ruby-rack "
                  "ruby-sinatra ruby-activesupport ruby-actionpack ruby-activerecord ruby-actionview ruby-railties "
                  "ruby-i18n ruby-minitest bundler rubocop ruby-faraday ruby-addressable ruby-mustache ruby-kramdown "
-                 "ruby-rouge ruby-concurrent ruby-tzinfo ruby-nokogiri ruby-redcarpet").split()
+                 "ruby-rouge ruby-concurrent ruby-tzinfo ruby-nokogiri ruby-redcarpet "
+                 # round 6: the rest of Rails, web and test libraries, tools written in Ruby
+                 "vagrant jekyll yard cucumber ruby-activemodel ruby-activejob ruby-actionmailer ruby-actioncable "
+                 "ruby-activestorage ruby-devise ruby-omniauth ruby-grape ruby-jbuilder ruby-byebug ruby-net-ssh "
+                 "ruby-excon ruby-httparty ruby-rest-client ruby-octokit ruby-webmock ruby-vcr ruby-rspec-rails "
+                 "ruby-factory-bot ruby-shoulda-matchers ruby-sidekiq ruby-redis ruby-kaminari ruby-hashie "
+                 "ruby-highline ruby-rack-test ruby-cucumber-core ruby-eventmachine ruby-listen ruby-fog-core "
+                 "ruby-json-schema ruby-jwt ruby-oauth2 ruby-mechanize ruby-httpclient ruby-builder ruby-tilt "
+                 "ruby-slim ruby-liquid ruby-mustermann ruby-sprockets ruby-simplecov ruby-mail ruby-sequel "
+                 "ruby-prawn ruby-haml ruby-graphql ruby-pg ruby-mocha ruby-capybara ruby-dbus ruby-licensee "
+                 "ruby-backports ruby-pdf-reader ruby-sass ruby-asciidoctor ruby-openid ruby-activeldap "
+                 "ruby-fog-google ruby-fog-openstack ruby-mongo ruby-fog-aws ruby-bio ruby-rbvmomi "
+                 "ruby-sentry-raven ruby-gitlab ruby-tty-prompt ruby-dry-types ruby-net-ldap ruby-fog-libvirt "
+                 "ruby-rspec-puppet ruby-rack-attack ruby-rqrcode ruby-chunky-png ruby-state-machines "
+                 "ruby-celluloid ruby-packetfu").split()
 
 LUA_PACKAGES = ("luarocks lua-penlight lua-busted lua-luassert lua-check lua-ldoc lua-http lua-nvim "
                 "lua-argparse lua-cliargs lua-dkjson lua-inspect lua-say lua-term lua-logging lua-copas "
@@ -273,7 +290,9 @@ SOURCES = [
             "usr/lib/dracut/*", "usr/share/debootstrap/*", "etc/grub.d/*", "usr/lib/dkms/*", "*.sh", "*.bash",
             "usr/share/doc/bash/examples/*", "usr/lib/live/*", "usr/share/live/*", "usr/lib/pbuilder/*",
             "usr/share/tlp/*", "usr/lib/byobu/*", "usr/share/byobu/*", "usr/share/easy-rsa/*", "etc/etckeeper/*",
-            "usr/lib/rbenv/*", "usr/share/cryptsetup/*"], "code",
+            "usr/lib/rbenv/*", "usr/share/cryptsetup/*", "usr/share/drbl/*", "usr/share/clonezilla/*",
+            "usr/share/ltsp/*", "usr/lib/rc/*", "usr/share/virtualenvwrapper/*", "usr/share/kdump-tools/*",
+            "usr/share/mdadm/*"], "code",
            licence="per package (GPL-2+, GPL-3+, MIT)", cap_pkg_mb=1.0),
     Source("ruby", "code", "apt", RUBY_PACKAGES, ["*.rb", "*/Rakefile"], "code",
            licence="per package (Ruby, MIT, BSD-2-Clause)", cap_pkg_mb=1.0,
