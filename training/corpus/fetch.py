@@ -45,13 +45,25 @@ def _pinned(name, pins, sep):
     return f"{name}{sep}{pins[name]}" if name in pins else name
 
 
+def _deb_version(path):
+    return os.path.basename(path).split("_")[1].replace("%3a", ":")
+
+
 def apt(names, log=print, pins=None):
     """Debian packages: `apt-get download` + `dpkg-deb -x` (nothing installed)."""
     refuse("apt", names)
     pins = pins or {}
     d = os.path.join(CACHE, "apt")
     os.makedirs(d, exist_ok=True)
-    missing = [n for n in names if not glob.glob(os.path.join(d, f"{n}_*.deb"))]
+
+    def cached(n):  # the pinned version's .deb when pinned and cached, else any cached version's
+        debs = sorted(glob.glob(os.path.join(d, f"{n}_*.deb")))
+        want = [deb for deb in debs if n in pins and _deb_version(deb) == pins[n]]
+        return want or debs
+
+    # a cached .deb of another version than the pin is fetched again (after `apt-get update` the pin may be
+    # there now); if the pin cannot be had, the listed version is taken and the manifest says which
+    missing = [n for n in names if not cached(n) or (n in pins and _deb_version(cached(n)[-1]) != pins[n])]
     if missing:
         log(f"apt-get download {len(missing)} packages")
         try:
@@ -68,15 +80,20 @@ def apt(names, log=print, pins=None):
                         log(f"  could not fetch {spec} (if versions are missing, run `apt-get update`): {e}")
     out = []
     for n in names:
-        debs = sorted(glob.glob(os.path.join(d, f"{n}_*.deb")))
+        debs = cached(n)
         if not debs:
             continue
         deb = debs[-1]
+        version = _deb_version(deb)
         root = _unpacked("apt", n)
+        stamp = root + ".version"
+        if os.path.isdir(root) and (open(stamp).read() if os.path.exists(stamp) else None) != version:
+            shutil.rmtree(root)  # unpacked from another version of the package
         if not os.path.isdir(root):
             _run(["dpkg-deb", "-x", deb, root + ".tmp"])
             os.rename(root + ".tmp", root)
-        version = os.path.basename(deb).split("_")[1].replace("%3a", ":")
+            with open(stamp, "w") as f:
+                f.write(version)
         out.append(Package("apt", n, version, os.path.basename(deb), root, "debian"))
     return out
 
