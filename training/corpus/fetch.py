@@ -49,6 +49,15 @@ def _deb_version(path):
     return os.path.basename(path).split("_")[1].replace("%3a", ":")
 
 
+def _read(path):
+    """A small file's text, or None when there is none."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
 def apt(names, log=print, pins=None):
     """Debian packages: `apt-get download` + `dpkg-deb -x` (nothing installed)."""
     refuse("apt", names)
@@ -56,14 +65,13 @@ def apt(names, log=print, pins=None):
     d = os.path.join(CACHE, "apt")
     os.makedirs(d, exist_ok=True)
 
-    def cached(n):  # the pinned version's .deb when pinned and cached, else any cached version's
+    def cached(n):  # the .deb to use: the pinned version's when cached, else the last cached one
         debs = sorted(glob.glob(os.path.join(d, f"{n}_*.deb")))
-        want = [deb for deb in debs if n in pins and _deb_version(deb) == pins[n]]
-        return want or debs
+        return next((deb for deb in debs if _deb_version(deb) == pins.get(n)), debs[-1] if debs else None)
 
     # a cached .deb of another version than the pin is fetched again (after `apt-get update` the pin may be
     # there now); if the pin cannot be had, the listed version is taken and the manifest says which
-    missing = [n for n in names if not cached(n) or (n in pins and _deb_version(cached(n)[-1]) != pins[n])]
+    missing = [n for n in names if (deb := cached(n)) is None or (n in pins and _deb_version(deb) != pins[n])]
     if missing:
         log(f"apt-get download {len(missing)} packages")
         try:
@@ -80,15 +88,14 @@ def apt(names, log=print, pins=None):
                         log(f"  could not fetch {spec} (if versions are missing, run `apt-get update`): {e}")
     out = []
     for n in names:
-        debs = cached(n)
-        if not debs:
+        deb = cached(n)
+        if deb is None:
             continue
-        deb = debs[-1]
         version = _deb_version(deb)
         root = _unpacked("apt", n)
         stamp = root + ".version"
-        if os.path.isdir(root) and (open(stamp).read() if os.path.exists(stamp) else None) != version:
-            shutil.rmtree(root)  # unpacked from another version of the package
+        if os.path.isdir(root) and _read(stamp) != version:
+            shutil.rmtree(root)  # unpacked from another version of the package (or before stamps)
         if not os.path.isdir(root):
             _run(["dpkg-deb", "-x", deb, root + ".tmp"])
             os.rename(root + ".tmp", root)
