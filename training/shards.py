@@ -79,3 +79,12 @@ def load(stem):
         out[base] = np.concatenate([d[i] for i in sorted(d)])
     return out
 
+
+def dequantized(tensors, to_float):
+    """A models/FORMAT.md file's tensors as floats: an int8 matrix `W` with
+    its per-row `W.scale` becomes W * scale (row by row), the other tensors
+    `to_float` of themselves. `to_float` turns one array into floats (numpy's
+    or PyTorch's), so that the GPU trainer's --init takes the int8 file,
+    half the bf16 file's bytes, where a call carries little."""
+    return {k: to_float(v) * to_float(tensors[k + ".scale"])[:, None] if k + ".scale" in tensors else to_float(v)
+            for k, v in tensors.items() if not k.endswith(".scale")}

@@ -277,8 +277,8 @@ def main(argv=None):
     p.add_argument("--out", help="stem of the f32 shards and the results (.json) written when the run completes")
     p.add_argument("--eval-tokens", type=int, default=2_000_000, help="final evaluation: tokens of each test stream")
     p.add_argument("--cpu", action="store_true")
-    p.add_argument("--init", help="a fresh run starts from this model file's weights (models/FORMAT.md, f32 or "
-                   "bf16, the same shape and vocabulary): fine-tuning, e.g. on prose alone")
+    p.add_argument("--init", help="a fresh run starts from this model file's weights (models/FORMAT.md, f32, "
+                   "bf16 or int8, the same shape and vocabulary): fine-tuning, e.g. on prose alone")
     a = p.parse_args(argv)
     if a.speed is not None:
         return speed([tuple(int(n) for n in s.split("x")) for s in a.speed], v=a.vocab_size or 16384,
@@ -306,7 +306,7 @@ def main(argv=None):
     if trainer.step == 0 and a.init:
         from safetensors.torch import load_file
 
-        trainer.model.load_format_tensors({k: v.float() for k, v in load_file(a.init).items()})
+        trainer.model.load_format_tensors(shards.dequantized(load_file(a.init), lambda v: v.float()))
         log(f"weights from {a.init}")
     if trainer.step == 0 and a.minutes:
         per_step = trainer.seconds_per_step(train_ids)
