@@ -3,7 +3,7 @@ learning (`ksr.py run --learn`): text the training corpus never fetched,
 earlier writing of one source learnt, later writing of the same source scored.
 
     python3 benches/learn_split.py OUT_DIR [--dev]
-    # writes OUT_DIR/{prose,code,python}-{learn,score}.txt
+    # writes OUT_DIR/{prose,code,python,lua}-{learn,score}.txt
 
 Held-out (the figures reported):
 prose: git's release notes (/usr/share/doc/git/RelNotes, git documentation
@@ -12,6 +12,11 @@ code: two crates of the local cargo registry that the corpus does not fetch
 (tokio-util, mio): two of every three source files learnt, the third scored.
 python: the Google Cloud SDK's googlecloudsdk/core package (not in the
 corpus), two of every three files learnt, the third scored.
+lua: the Neovim completion plugins nvim-cmp and blink.cmp (../shared/vendor,
+not in the corpus), two of every three Lua files learnt, the third scored;
+added after the learning's constants were chosen, as a check on a language
+and kind of project they were not chosen on (no --dev counterpart; skipped
+where ../shared/vendor is absent).
 
 --dev writes other documents of the same kinds of sources, to choose the
 learning's constants on (never the held-out ones above): release notes
@@ -84,6 +89,17 @@ def code():
     return learn, score
 
 
+def lua():
+    vendor = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "vendor")
+    learn, score = [], []
+    for plugin in ("nvim-cmp", "blink.cmp"):
+        files = sorted(glob.glob(os.path.join(vendor, plugin, "lua", "**", "*.lua"), recursive=True))
+        a, b = thirds(files)
+        learn += a
+        score += b
+    return learn, score
+
+
 def capped(docs, limit):
     out, size = [], 0
     for d in docs:
@@ -96,7 +112,13 @@ def capped(docs, limit):
 
 def main(out):
     os.makedirs(out, exist_ok=True)
-    for kind, (learn, score) in (("prose", prose()), ("code", code()), ("python", python())):
+    kinds = [("prose", prose()), ("code", code()), ("python", python())]
+    if not DEV:
+        kinds.append(("lua", lua()))
+    for kind, (learn, score) in kinds:
+        if not score:
+            print(f"{kind}: no documents (skipped)")
+            continue
         score = capped(score, SCORE_BYTES)
         for part, docs in (("learn", learn), ("score", score)):
             path = os.path.join(out, f"{kind}-{part}.txt")
