@@ -68,7 +68,12 @@ def cmd_vocab(a):
 
 def cmd_encode(a):
     from . import data
-    data.build(os.path.join(OUT, f"{STEM}.vocab.txt"), log=log, workers=a.workers, train_kind=a.train_kind)
+    vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
+    if a.focus:
+        out = os.path.join(data.WORK, "data-" + a.focus.replace(",", "-"))
+        data.build_focus(vocab, a.focus.split(","), a.general, out, log=log, workers=a.workers)
+        return
+    data.build(vocab, log=log, workers=a.workers, train_kind=a.train_kind)
 
 
 def _config(a):
@@ -304,6 +309,10 @@ def main(argv=None):
     p.add_argument("--size", type=int, default=16384, help="vocabulary size")
     p.add_argument("--train-kind", choices=["prose", "code"],
                    help="encode: the training stream of this kind's documents alone (a model of prose only)")
+    p.add_argument("--focus", help="encode: a fine-tuning stream towards these languages (e.g. shell,ruby: their "
+                   "documents and a --general share of the rest) in training/work/data-shell-ruby/; the other streams "
+                   "are copied from training/work/data")
+    p.add_argument("--general", type=float, default=0.06, help="encode --focus: share of the other documents kept")
     p.add_argument("--out", help="folder of the vocabulary, checkpoint and model files (default training/out)")
     p.add_argument("--config", default="cpu", help="train: tiny | cpu | gpu")
     p.add_argument("--steps", type=int)

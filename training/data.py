@@ -11,6 +11,7 @@ that no one project's identifiers dominate."""
 
 import hashlib
 import os
+import shutil
 from multiprocessing import Pool
 
 import numpy as np
@@ -96,6 +97,47 @@ def build(vocab_path, log=print, workers=2, train_kind=None):
         ids = encode_split(vocab_path, split, kind, weighted, workers, lang)
         ids.tofile(path(name))
         log(f"{name:16s} {len(ids):>11,d} tokens")
+
+
+FOCUS_DOCS = {"shell": ("shell-docs",), "ruby": ("ruby-docs",)}  # prose sources that go with a language
+
+
+def in_focus(rec, langs):
+    """A training document of one of `langs`: its code, or a prose source
+    about it (FOCUS_DOCS)."""
+    if rec.get("kind") == "code":
+        return rec.get("lang") in langs
+    return any(rec["src"] in FOCUS_DOCS.get(lang, ()) for lang in langs)
+
+
+def build_focus(vocab_path, langs, general, out_dir, log=print, workers=2):
+    """The training stream of a model fine-tuned towards a few languages
+    (`encode --focus`): every training document of `langs` once and a
+    stable, hash-chosen `general` share of all the others (so that the
+    model keeps the rest), in a fixed shuffled order of documents; written
+    as `out_dir`/train.u16 beside copies of the validation and test
+    streams of DATA (encode those first), for pack.sh's DATA."""
+    texts, focus = [], []
+    for rec in read_docs("train"):
+        hit = in_focus(rec, langs)
+        frac = int(hashlib.sha1(rec["text"][:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
+        if hit or frac < general:
+            texts.append(rec["text"])
+            focus.append(hit)
+    if not any(focus):
+        raise SystemExit(f"no training documents of {', '.join(langs)}")
+    with Pool(workers, initializer=_init, initargs=(vocab_path,)) as pool:
+        parts = pool.map(_encode, texts, chunksize=16)
+    order = np.random.default_rng(0).permutation(len(parts))
+    os.makedirs(out_dir, exist_ok=True)
+    np.concatenate([parts[i] for i in order]).tofile(os.path.join(out_dir, "train.u16"))
+    n_focus = sum(len(p) for p, f in zip(parts, focus) if f)
+    n_all = sum(len(p) for p in parts)
+    log(f"train (focus {'+'.join(langs)}) {n_all:,d} tokens: {n_focus:,d} of the focus, "
+        f"{n_all - n_focus:,d} of {general:.0%} of the rest")
+    for name in sorted(os.listdir(DATA)):
+        if name.startswith(("valid.", "test.")) and name.endswith(".u16"):
+            shutil.copyfile(os.path.join(DATA, name), os.path.join(out_dir, name))
 
 
 def load(name):

@@ -6,6 +6,8 @@
 #                       into parts of PART_MB megabytes (default 42, small
 #                       enough for any upload); the last part holds SHA256SUMS
 # VOCAB: the vocabulary the streams were encoded with (default training/out's).
+# DATA: the folder of the streams (default training/work/data; `encode --focus`
+# writes another).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$root/.dev/train}
@@ -13,7 +15,7 @@ vocab=${VOCAB:-$root/training/out/laya-default.vocab.txt}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/payload"
-for f in "$root"/training/work/data/*.u16; do xz -T2 -6 -c "$f" > "$work/payload/$(basename "$f").xz"; done
+for f in "${DATA:-$root/training/work/data}"/*.u16; do xz -T2 -6 -c "$f" > "$work/payload/$(basename "$f").xz"; done
 cp "$vocab" "$work/payload/vocab.txt"
 tar cf "$work/payload.tar" -C "$work" payload
 rm -rf "$dir" && mkdir -p "$dir/code"
