@@ -54,8 +54,13 @@ def copies(rec):
     w = WEIGHTS.get(rec["src"], PROSE_WEIGHT if rec.get("kind") == "prose" else 1.0)
     if rec.get("kind") == "code":
         w *= LANG_WEIGHTS.get(rec.get("lang"), 1.0)
-    frac = int(hashlib.sha1(rec["text"][:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
-    return int(w) + (1 if frac < w - int(w) else 0)
+    return int(w) + (1 if stable_fraction(rec["text"]) < w - int(w) else 0)
+
+
+def stable_fraction(text):
+    """A number in [0, 1] fixed by a document's text: which documents a
+    fractional weight or share keeps, the same in every build."""
+    return int(hashlib.sha1(text[:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
 
 
 def encode_split(vocab_path, split, kind=None, weighted=False, workers=2, lang=None):
@@ -120,8 +125,7 @@ def build_focus(vocab_path, langs, general, out_dir, log=print, workers=2):
     texts, focus = [], []
     for rec in read_docs("train"):
         hit = in_focus(rec, langs)
-        frac = int(hashlib.sha1(rec["text"][:2000].encode()).hexdigest()[:6], 16) / 0xFFFFFF
-        if hit or frac < general:
+        if hit or stable_fraction(rec["text"]) < general:
             texts.append(rec["text"])
             focus.append(hit)
     if not any(focus):

@@ -1,6 +1,7 @@
 """Splits a dict of f32 arrays into safetensors files of at most `limit` bytes
 (the device returns files of at most 16 MiB) and joins them back. Large
-tensors are cut along their first axis; piece names are `name@index`."""
+tensors are cut along their first axis; piece names are `name@index`. Also
+a model file's int8 tensors back as floats (`dequantized`, numpy or PyTorch)."""
 
 import glob
 import json
