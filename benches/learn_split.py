@@ -3,7 +3,7 @@ learning (`ksr.py run --learn`): text the training corpus never fetched,
 earlier writing of one source learnt, later writing of the same source scored.
 
     python3 benches/learn_split.py OUT_DIR [--dev]
-    # writes OUT_DIR/{prose,code,python,lua}-{learn,score}.txt
+    # writes OUT_DIR/{prose,code,python,lua,manual}-{learn,score}.txt
 
 Held-out (the figures reported):
 prose: git's release notes (/usr/share/doc/git/RelNotes, git documentation
@@ -17,6 +17,12 @@ not in the corpus), two of every three Lua files learnt, the third scored;
 added after the learning's constants were chosen, as a check on a language
 and kind of project they were not chosen on (no --dev counterpart; skipped
 where ../shared/vendor is absent).
+manual: the GnuCash manuals (the Debian package gnucash-docs, English
+DocBook chapters as plain text; not in the corpus), two of every three
+chapters learnt, the third scored. A second prose source, of another kind
+(a user manual, not release notes), added after the constants were chosen
+(no --dev counterpart). The package is fetched once with `apt-get download`
+into ~/.cache/laya-bench (LAYA_BENCH_CACHE); skipped where that fails.
 
 --dev writes other documents of the same kinds of sources, to choose the
 learning's constants on (never the held-out ones above): release notes
@@ -25,9 +31,12 @@ googlecloudsdk/calliope package."""
 
 import glob
 import gzip
+import html
 import os
 import re
+import subprocess
 import sys
+import textwrap
 
 SCORE_BYTES = 70_000
 
@@ -100,6 +109,55 @@ def lua():
     return learn, score
 
 
+def gnucash_chapters():
+    """The English chapters of the GnuCash guide and help, fetched once."""
+    cache = os.environ.get("LAYA_BENCH_CACHE", os.path.expanduser("~/.cache/laya-bench"))
+    root = os.path.join(cache, "gnucash-docs")
+    pattern = os.path.join(root, "usr", "share", "help", "C", "gnucash-*", "*.xml")
+    if not glob.glob(pattern):
+        os.makedirs(root, exist_ok=True)
+        try:
+            subprocess.run(["apt-get", "download", "gnucash-docs"], cwd=cache, check=True, capture_output=True)
+            deb = sorted(glob.glob(os.path.join(cache, "gnucash-docs_*.deb")))[-1]
+            subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+        except (OSError, IndexError, subprocess.CalledProcessError) as e:
+            print(f"manual: gnucash-docs not available ({e})")
+            return []
+    files = sorted(glob.glob(pattern))
+    return [f for f in files if "fdl" not in os.path.basename(f) and "legal" not in os.path.basename(f)]
+
+
+def docbook_text(path):
+    """A DocBook chapter as plain paragraphs wrapped at 76 columns: block
+    elements become paragraph breaks, other tags and figures go, entities
+    are resolved (`&app;` is the application's name)."""
+    with open(path, encoding="utf-8") as f:
+        s = f.read()
+    s = re.sub(r"<!--.*?-->|<\?.*?\?>|<!DOCTYPE.*?\]>|<!DOCTYPE.*?>", "", s, flags=re.S)
+    s = re.sub(r"<(indexterm|figure|screenshot|mediaobject|inlinemediaobject|info|bookinfo|articleinfo)\b.*?</\1>",
+               "", s, flags=re.S)
+    blocks = r"para|title|simpara|listitem|entry|term|member|screen|programlisting|note|tip|warning|row|step"
+    s = re.sub(r"</?(" + blocks + r")\b[^>]*>", "\n\n", s)
+    s = re.sub(r"<[^>]+>", "", s)
+
+    def entity(m):
+        e = m.group(0)
+        return "GnuCash" if e == "&app;" else html.unescape(e) if html.unescape(e) != e else ""
+
+    s = re.sub(r"&[a-zA-Z][a-zA-Z0-9.-]*;", entity, s)
+    paras = (" ".join(p.split()) for p in re.split(r"\n\s*\n", s))
+    return "\n\n".join(textwrap.fill(p, 76) for p in paras if p) + "\n"
+
+
+def manual():
+    learn, score = [], []
+    for i, f in enumerate(gnucash_chapters()):
+        text = docbook_text(f)
+        if len(text) >= 1500:
+            (score if i % 3 == 2 else learn).append(text)
+    return learn, score
+
+
 def capped(docs, limit):
     out, size = [], 0
     for d in docs:
@@ -115,6 +173,7 @@ def main(out):
     kinds = [("prose", prose()), ("code", code()), ("python", python())]
     if not DEV:
         kinds.append(("lua", lua()))
+        kinds.append(("manual", manual()))
     for kind, (learn, score) in kinds:
         if not score:
             print(f"{kind}: no documents (skipped)")
