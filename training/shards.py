@@ -5,6 +5,7 @@ a model file's int8 tensors back as floats (`dequantized`, numpy or PyTorch)."""
 
 import glob
 import json
+import os
 
 import numpy as np
 
@@ -58,6 +59,9 @@ def save(arrays, stem, limit=15 * 2**20):
         size += a.nbytes
     if cur:
         files.append(cur)
+    # A trainer saves once, at the end of its run: a missing folder must not
+    # lose the run there.
+    os.makedirs(os.path.dirname(stem) or ".", exist_ok=True)
     paths = []
     for i, f in enumerate(files):
         paths.append(f"{stem}.{i}.safetensors")
