@@ -40,6 +40,8 @@ import subprocess
 import sys
 import textwrap
 
+import debs
+
 SCORE_BYTES = 70_000
 
 
@@ -115,19 +117,12 @@ def lua():
 
 def gnucash_chapters():
     """The English chapters of the GnuCash guide and help, fetched once."""
-    cache = os.environ.get("LAYA_BENCH_CACHE", os.path.expanduser("~/.cache/laya-bench"))
-    root = os.path.join(cache, "gnucash-docs")
-    pattern = os.path.join(root, "usr", "share", "help", "C", "gnucash-*", "*.xml")
-    if not glob.glob(pattern):
-        os.makedirs(root, exist_ok=True)
-        try:
-            subprocess.run(["apt-get", "download", "gnucash-docs"], cwd=cache, check=True, capture_output=True)
-            deb = sorted(glob.glob(os.path.join(cache, "gnucash-docs_*.deb")))[-1]
-            subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
-        except (OSError, IndexError, subprocess.CalledProcessError) as e:
-            print(f"manual: gnucash-docs not available ({e})")
-            return []
-    files = sorted(glob.glob(pattern))
+    try:
+        root = debs.unpacked(["gnucash-docs"], "gnucash-docs")
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"manual: gnucash-docs not available ({e})")
+        return []
+    files = sorted(glob.glob(os.path.join(root, "usr", "share", "help", "C", "gnucash-*", "*.xml")))
     return [f for f in files if "fdl" not in os.path.basename(f) and "legal" not in os.path.basename(f)]
 
 

@@ -15,8 +15,9 @@ with a corpus document is dropped as well."""
 import glob
 import json
 import os
-import subprocess
 import sys
+
+import debs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = [
@@ -25,18 +26,6 @@ PACKAGES = [
     "ruby-rubocop-ast", "ruby-sqlite3", "ruby-tty-command", "ruby-zeitwerk",
 ]
 PER_GEM = 30_000
-
-
-def unpacked():
-    cache = os.environ.get("LAYA_BENCH_CACHE", os.path.expanduser("~/.cache/laya-bench"))
-    root = os.path.join(cache, "ruby-outside")
-    os.makedirs(root, exist_ok=True)
-    for p in PACKAGES:
-        if not glob.glob(os.path.join(cache, f"{p}_*.deb")):
-            subprocess.run(["apt-get", "download", p], cwd=cache, check=True, capture_output=True)
-        deb = sorted(glob.glob(os.path.join(cache, f"{p}_*.deb")))[-1]
-        subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
-    return root
 
 
 def gem_of(path):
@@ -67,7 +56,7 @@ def in_corpus(docs):
 
 
 def main(out):
-    files = sorted(glob.glob(os.path.join(unpacked(), "**", "*.rb"), recursive=True))
+    files = sorted(glob.glob(os.path.join(debs.unpacked(PACKAGES, "ruby-outside"), "**", "*.rb"), recursive=True))
     by_gem = {}
     for f in files:
         gem = gem_of(f)
