@@ -29,10 +29,12 @@ PER_GEM = 30_000
 
 
 def gem_of(path):
+    """The gem a file belongs to: the folder under vendor_ruby or gems/, or
+    for a file right under it (vendor_ruby/gettext.rb) its own stem."""
     parts = path.split(os.sep)
     for i, p in enumerate(parts[:-1]):
         if p == "vendor_ruby" or p.startswith("gems"):
-            return parts[i + 1]
+            return os.path.splitext(parts[i + 1])[0]
     return None
 
 
