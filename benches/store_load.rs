@@ -105,14 +105,14 @@ fn reversed(bytes: &[u8]) -> Vec<u8> {
                 e
             }
             // None in these stores.
-            Item::Rejection(..) => return,
+            Item::Rejection(..) | Item::Rate(..) => return,
         };
         out.extend_from_slice(&e.count.to_le_bytes());
         out.extend_from_slice(&e.last.to_le_bytes());
         match item {
             Item::Word(..) => words.push(out),
             Item::Pair(..) => pairs.push(out),
-            Item::Rejection(..) => {}
+            Item::Rejection(..) | Item::Rate(..) => {}
         }
     })
     .expect("a store");
@@ -120,6 +120,8 @@ fn reversed(bytes: &[u8]) -> Vec<u8> {
     for r in words.iter().rev().chain(pairs.iter().rev()) {
         out.extend_from_slice(r);
     }
+    // No rejections, no rates.
+    out.extend_from_slice(&[0; 8]);
     let sum = format::checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
     out

@@ -242,3 +242,103 @@ fn a_rejection_leaves_the_store_once_the_word_is_written_there() {
     assert_eq!(e.rejections_after("the ", &rejected), 0, "the next session");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A user who writes "colour" where the model's training text mostly has
+/// "color".
+const BRITISH: &str = "The colour of the sky changes at dusk.\n\
+    Pick a colour for the chart and keep that colour everywhere.\n\
+    The colour scheme follows the colour of the logo.\n\
+    Each colour has a name; the default colour is grey.\n";
+
+/// The score of `word` among the candidates after `before` (0 when absent).
+fn score_of(e: &mut Engine, buffer: u64, before: &str, word: &str) -> f32 {
+    e.predict(&default_engine::request(buffer, before, false))
+        .candidates
+        .iter()
+        .find(|c| c.word == word)
+        .map_or(0.0, |c| c.score)
+}
+
+/// The user's rates (`engine::rates`): the model run over the learnt text
+/// says which tokens the user writes more (or less) often than it expects
+/// there, and its distribution follows; forgetting takes that back.
+#[test]
+fn rates_follow_what_the_user_writes_more_than_the_model_expects() {
+    let mut e = default_engine::engine("");
+    assert_eq!(e.user_rate("colour"), None, "nothing measured yet");
+    e.learn(BRITISH);
+    e.learn_rates(BRITISH);
+    let colour = e.user_rate("colour").expect("measured");
+    let color = e.user_rate("color").expect("measured");
+    assert!(colour > 1.5, "written far more than expected: {colour}");
+    assert!(color < 1.0, "expected where the user wrote colour: {color}");
+    // The same history without the rates ranks "colour" lower.
+    let mut plain = default_engine::engine("user_rates=0");
+    plain.learn(BRITISH);
+    assert_eq!(plain.user_rate("colour"), None);
+    let before = "The background col";
+    let (with, without) = (
+        score_of(&mut e, 1, before, "colour"),
+        score_of(&mut plain, 1, before, "colour"),
+    );
+    assert!(with > without, "{with} vs {without}");
+    let (with, without) = (
+        score_of(&mut e, 1, before, "color"),
+        score_of(&mut plain, 1, before, "color"),
+    );
+    assert!(with < without, "{with} vs {without}");
+    e.forget_learnt(Some("colour"));
+    assert_eq!(e.user_rate("colour"), Some(1.0));
+    e.forget_learnt(None);
+    assert_eq!(e.user_rate("color"), None);
+}
+
+/// Rates measured on the host's thread reach the personal store and the
+/// next session; `forget` of the word takes its rate out of the store.
+#[test]
+fn rates_reach_the_store_and_the_next_session() {
+    use laya::learn::store::{Store, DEFAULT_MAX_BYTES};
+    let dir = store_dir("rates");
+    let mut e = default_engine::engine("");
+    let mut l = store_session(&dir, &mut e);
+    l.learn(&mut e, BRITISH, "");
+    l.settle_rates(&mut e);
+    let colour = e.user_rate("colour").expect("measured on the thread");
+    assert!(colour > 1.5, "{colour}");
+    l.finish();
+    let (stored, _) = Store::new(&dir, DEFAULT_MAX_BYTES).load().unwrap();
+    assert_eq!(
+        stored.rates["colour"].count,
+        7.0,
+        "{:?}",
+        stored.rates.get("colour")
+    );
+
+    let mut e2 = default_engine::engine("");
+    let mut l2 = store_session(&dir, &mut e2);
+    let again = e2.user_rate("colour").expect("loaded");
+    assert!((again - colour).abs() < 1e-4, "{again} vs {colour}");
+    l2.forget(&mut e2, Some("colour"));
+    l2.finish();
+    let (stored, _) = Store::new(&dir, DEFAULT_MAX_BYTES).load().unwrap();
+    assert!(!stored.rates.contains_key("colour"));
+    assert!(stored.rates.contains_key("chart"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `forget` while learnt text is still being measured: its rates never
+/// come back.
+#[test]
+fn forgetting_drops_rates_still_being_measured() {
+    let dir = store_dir("rates-forget");
+    let mut e = default_engine::engine("");
+    let mut l = store_session(&dir, &mut e);
+    l.learn(&mut e, &BRITISH.repeat(20), "");
+    l.forget(&mut e, None);
+    l.settle_rates(&mut e);
+    assert_eq!(e.user_rate("colour"), None);
+    l.learn(&mut e, BRITISH, "");
+    l.settle_rates(&mut e);
+    assert!(e.user_rate("colour").is_some(), "later text is measured");
+    std::fs::remove_dir_all(dir).unwrap();
+}

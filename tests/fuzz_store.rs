@@ -7,8 +7,9 @@
 //! frozen caches (`learning::build_history`) accept exactly the files the
 //! decoder accepts and hold what the caches built entry by entry hold
 //! (checked on well-formed stores of few, often repeated, words in any
-//! order, with counts of any size, and rejections sections of any length,
-//! repeated entries and contexts with no previous word among them).
+//! order, with counts of any size, rejections sections of any length,
+//! repeated entries and contexts with no previous word among them, and
+//! format 4's rates, their counts any bits in the damaged files).
 //! See support/fuzz.rs for the runs.
 
 #[path = "support/fuzz.rs"]
@@ -94,40 +95,62 @@ fn well_formed() -> impl Strategy<Value = Vec<u8>> {
         2 => prop::collection::vec((rejection_ctx, "[abA\u{e9}]{1,2}", count), 0..40)
             .prop_map(Some),
     ];
-    (words, pairs, rejections, any::<u32>()).prop_map(|(words, pairs, rejections, last)| {
-        let text = |out: &mut Vec<u8>, s: &str| {
-            out.extend_from_slice(&(s.len() as u16).to_le_bytes());
-            out.extend_from_slice(s.as_bytes());
-        };
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(words.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(pairs.len() as u32).to_le_bytes());
-        for (w, n) in words {
-            text(&mut out, &w);
-            out.extend_from_slice(&n.to_le_bytes());
-            out.extend_from_slice(&last.to_le_bytes());
-        }
-        for (order, c, w, n) in pairs {
-            out.push(order);
-            text(&mut out, &c);
-            text(&mut out, &w);
-            out.extend_from_slice(&n.to_le_bytes());
-            out.extend_from_slice(&last.to_le_bytes());
-        }
-        if let Some(rejections) = rejections {
-            out.extend_from_slice(&(rejections.len() as u32).to_le_bytes());
-            for (c, w, n) in rejections {
+    // Format 4's rates (tokens repeat; counts small, fractional or large);
+    // None: a format-3 store, whose rejections' section may be missing.
+    let rate = prop_oneof![3 => 0.0f32..4.0, 1 => 0.0f32..1e30];
+    let rates = prop_oneof![
+        1 => Just(None),
+        2 => prop::collection::vec(("[ab<>.]{1,2}", rate.clone(), rate), 0..20).prop_map(Some),
+    ];
+    (words, pairs, rejections, rates, any::<u32>()).prop_map(
+        |(words, pairs, rejections, rates, last)| {
+            let text = |out: &mut Vec<u8>, s: &str| {
+                out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+                out.extend_from_slice(s.as_bytes());
+            };
+            let version: u32 = if rates.is_some() { VERSION } else { 3 };
+            let rejections = match (&rates, rejections) {
+                (Some(_), r) => Some(r.unwrap_or_default()),
+                (None, r) => r,
+            };
+            let mut out = MAGIC.to_vec();
+            out.extend_from_slice(&version.to_le_bytes());
+            out.extend_from_slice(&(words.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(pairs.len() as u32).to_le_bytes());
+            for (w, n) in words {
+                text(&mut out, &w);
+                out.extend_from_slice(&n.to_le_bytes());
+                out.extend_from_slice(&last.to_le_bytes());
+            }
+            for (order, c, w, n) in pairs {
+                out.push(order);
                 text(&mut out, &c);
                 text(&mut out, &w);
                 out.extend_from_slice(&n.to_le_bytes());
                 out.extend_from_slice(&last.to_le_bytes());
             }
-        }
-        let sum = checksum(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
-        out
-    })
+            if let Some(rejections) = rejections {
+                out.extend_from_slice(&(rejections.len() as u32).to_le_bytes());
+                for (c, w, n) in rejections {
+                    text(&mut out, &c);
+                    text(&mut out, &w);
+                    out.extend_from_slice(&n.to_le_bytes());
+                    out.extend_from_slice(&last.to_le_bytes());
+                }
+            }
+            if let Some(rates) = rates {
+                out.extend_from_slice(&(rates.len() as u32).to_le_bytes());
+                for (t, c, e) in rates {
+                    text(&mut out, &t);
+                    out.extend_from_slice(&c.to_le_bytes());
+                    out.extend_from_slice(&e.to_le_bytes());
+                }
+            }
+            let sum = checksum(&out);
+            out.extend_from_slice(&sum.to_le_bytes());
+            out
+        },
+    )
 }
 
 /// A store file: the header with counts that may lie, records, sometimes a
@@ -148,35 +171,56 @@ fn store_file() -> impl Strategy<Value = Vec<u8>> {
         prop_oneof![4 => Just(None), 1 => any::<(u32, u32)>().prop_map(Some)],
         prop_oneof![6 => Just(None), 1 => any::<(usize, u8)>().prop_map(Some)],
         prop::bool::weighted(0.9),
+        // A rates' section: its count may lie, its counts any bits (NaN,
+        // negative, infinite among them).
+        prop_oneof![
+            1 => Just(None),
+            1 => (
+                prop_oneof![4 => Just(None), 1 => any::<u32>().prop_map(Some)],
+                prop::collection::vec(("[ab]{1,3}", any::<[u8; 8]>()), 0..6)
+            )
+                .prop_map(Some),
+        ],
     )
-        .prop_map(|(version, records, rejections, counts, flip, sign)| {
-            // Without lying counts: the first half of the records are words.
-            let (nw, np) = counts.unwrap_or((
-                (records.len() / 2) as u32,
-                (records.len() - records.len() / 2) as u32,
-            ));
-            let mut out = MAGIC.to_vec();
-            out.extend_from_slice(&version.to_le_bytes());
-            out.extend_from_slice(&nw.to_le_bytes());
-            out.extend_from_slice(&np.to_le_bytes());
-            for r in records {
-                out.extend_from_slice(&r);
-            }
-            if let Some((n, records)) = rejections {
-                let n = n.unwrap_or(records.len() as u32);
-                out.extend_from_slice(&n.to_le_bytes());
+        .prop_map(
+            |(version, records, rejections, counts, flip, sign, rates)| {
+                // Without lying counts: the first half of the records are words.
+                let (nw, np) = counts.unwrap_or((
+                    (records.len() / 2) as u32,
+                    (records.len() - records.len() / 2) as u32,
+                ));
+                let mut out = MAGIC.to_vec();
+                out.extend_from_slice(&version.to_le_bytes());
+                out.extend_from_slice(&nw.to_le_bytes());
+                out.extend_from_slice(&np.to_le_bytes());
                 for r in records {
                     out.extend_from_slice(&r);
                 }
-            }
-            if let Some((at, x)) = flip {
-                let n = out.len();
-                out[at % n] ^= x;
-            }
-            let sum = if sign { checksum(&out) } else { 0 };
-            out.extend_from_slice(&sum.to_le_bytes());
-            out
-        });
+                if let Some((n, records)) = rejections {
+                    let n = n.unwrap_or(records.len() as u32);
+                    out.extend_from_slice(&n.to_le_bytes());
+                    for r in records {
+                        out.extend_from_slice(&r);
+                    }
+                }
+                if let Some((n, rates)) = rates {
+                    let n = n.unwrap_or(rates.len() as u32);
+                    out.extend_from_slice(&n.to_le_bytes());
+                    for (t, counts) in rates {
+                        out.extend_from_slice(&(t.len() as u16).to_le_bytes());
+                        out.extend_from_slice(t.as_bytes());
+                        out.extend_from_slice(&counts);
+                    }
+                }
+                if let Some((at, x)) = flip {
+                    let n = out.len();
+                    out[at % n] ^= x;
+                }
+                let sum = if sign { checksum(&out) } else { 0 };
+                out.extend_from_slice(&sum.to_le_bytes());
+                out
+            },
+        );
     prop_oneof![
         6 => structured,
         3 => well_formed(),
@@ -272,16 +316,18 @@ fn same_history(bytes: &[u8], l: &Learnt) -> Result<(), TestCaseError> {
 }
 
 /// The well-formed stores cover format 2: rejections' sections, with
-/// repeated entries and contexts without a previous word among them.
+/// repeated entries and contexts without a previous word among them; and
+/// format 4's rates.
 #[test]
 fn well_formed_stores_hold_rejections() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let (mut with, mut repeated, mut no_word) = (0, 0, 0);
+    let (mut with, mut repeated, mut no_word, mut rates) = (0, 0, 0, 0);
     for _ in 0..300 {
         let bytes = well_formed().new_tree(&mut runner).unwrap().current();
         let l = decode(&bytes).expect("well-formed");
+        rates += !l.rates.is_empty() as u32;
         let mut section = 0;
         visit(&bytes, |item| {
             section += matches!(item, Item::Rejection(..)) as usize
@@ -296,8 +342,8 @@ fn well_formed_stores_hold_rejections() {
             .any(|(c, _)| keys_before(c)[0].is_none()) as u32;
     }
     assert!(
-        with > 100 && repeated > 10 && no_word > 10,
-        "{with} {repeated} {no_word}"
+        with > 100 && repeated > 10 && no_word > 10 && rates > 100,
+        "{with} {repeated} {no_word} {rates}"
     );
 }
 

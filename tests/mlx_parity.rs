@@ -178,6 +178,11 @@ fn quantized_model(tag: &str, seed: u64, quant: &[(&str, &str)]) -> (PathBuf, Pa
 
 /// The device string of the MLX backend on `path` as the file says.
 fn mlx_device_of(path: &Path) -> String {
+    mlx_of(path).device()
+}
+
+/// `path` loaded into MLX as the file says.
+fn mlx_of(path: &Path) -> MlxBackend {
     let vocab = Vocab::load(&vocab_path_for(path)).expect("vocabulary");
     MlxBackend::from_weights(
         &Weights::open(path, Some(&vocab)).expect("open"),
@@ -185,7 +190,6 @@ fn mlx_device_of(path: &Path) -> String {
         &cpu_options(MlxCompute::F32),
     )
     .expect("load into mlx")
-    .device()
 }
 
 /// A file with `quant_bits` / `quant_group` (models/FORMAT.md): MLX
@@ -217,6 +221,8 @@ fn a_file_with_an_8_bit_embedding_runs_the_same_model_on_both_backends() {
     let (dir, path) = quantized_model("mixed", 29, &quant);
     let device = mlx_device_of(&path);
     assert!(device.ends_with(" q4 (embed q8)"), "{device}");
+    // What `:Laya status` shows as the weights' type.
+    assert_eq!(mlx_of(&path).dtype(), "q4 (embed q8)");
     compare_with_cpu_backend(&path);
     compare_in_dtype(&path, Some(WeightType::F32));
     let _ = std::fs::remove_dir_all(&dir);
@@ -446,4 +452,36 @@ fn quantization_group_size_is_applied() {
     let (g32, g64) = (mean_error(32), mean_error(64));
     eprintln!("q4 mean |delta logit|: group 32 {g32:.4e}, group 64 {g64:.4e}");
     assert!(g32 < g64, "group 32 ({g32}) should beat group 64 ({g64})");
+}
+
+/// An engine on MLX (whose backend does not fork) still measures learnt
+/// text for the user's rates off its own thread: the host's thread loads
+/// the same weights on the cpu backend, and gets what MLX measures at once.
+#[test]
+fn learnt_text_is_measured_for_an_engine_on_mlx() {
+    use laya::engine::{Engine, EngineOptions};
+    let options = || EngineOptions {
+        model_path: Some(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors"),
+        ),
+        backend: laya::model::BackendChoice::Mlx,
+        ..EngineOptions::default()
+    };
+    let text = "Pick a colour for the chart and keep that colour everywhere.\n\
+        The colour scheme follows the colour of the logo.\n";
+    let mut threaded = Engine::new(options());
+    assert_eq!(threaded.info().backend, "mlx");
+    let worker = threaded.rates_worker().expect("a thread to measure on");
+    assert!(worker.post(text));
+    let m = worker.wait().expect("measured");
+    threaded.add_rates(&m);
+    let mut direct = Engine::new(options());
+    direct.learn_rates(text);
+    let (a, b) = (
+        threaded
+            .user_rate("colour")
+            .expect("measured on the thread"),
+        direct.user_rate("colour").expect("measured on MLX"),
+    );
+    assert!(a > 1.2 && (a - b).abs() < 0.02 * b, "{a} vs {b}");
 }

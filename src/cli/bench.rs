@@ -32,6 +32,11 @@ pub struct BenchArgs {
     /// Print per-keystroke costs of slow or re-reading keystrokes on stderr
     #[arg(long)]
     pub debug: bool,
+    /// The user's earlier writing, learnt before timing as `laya protocol`
+    /// learns protocol 2's `learn` (a line holding only a form feed
+    /// separates documents): keystrokes then pay for the user's history
+    #[arg(long, value_name = "FILE")]
+    pub learn: Option<String>,
     /// Run one configuration in this process and print one JSON line
     #[arg(long, hide = true)]
     pub child: bool,
@@ -74,6 +79,17 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
     let t0 = Instant::now();
     let mut engine = Engine::new(options.clone());
     let new_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if let Some(path) = &a.learn {
+        match std::fs::read_to_string(path) {
+            Ok(history) => super::eval::documents(&history)
+                .into_iter()
+                .for_each(|doc| super::protocol::learn(&mut engine, doc)),
+            Err(e) => {
+                log::error!("laya bench: {path}: {e}");
+                return 1;
+            }
+        }
+    }
     let info = engine.info();
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len().min(keystrokes + 1);
@@ -255,6 +271,9 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
     }
     if a.debug {
         shared.push("--debug".into());
+    }
+    if let Some(l) = &a.learn {
+        shared.extend(["--learn".into(), l.clone()]);
     }
     println!(
         "text: {path} ({} chars); window {} chars; far edit every {FAR_EDIT_EVERY} keystrokes",

@@ -240,7 +240,9 @@ fn reply(
 /// Learns the user's earlier writing as the host does (lines that look like
 /// secrets left out).
 pub(crate) fn learn(engine: &mut Engine, text: &str) {
-    engine.learn(&crate::learn::privacy::without_secret_lines(text));
+    let text = crate::learn::privacy::without_secret_lines(text);
+    engine.learn(&text);
+    engine.learn_rates(&text);
 }
 
 fn write_line(out: &mut impl Write, a: &Answer) -> std::io::Result<()> {

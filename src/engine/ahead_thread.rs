@@ -340,7 +340,7 @@ impl AheadThread {
 /// threads as idle when it places a woken thread, so the engine's thread and
 /// its client kept landing on the helper's CPU (under ksr.py on a 2-vCPU VM,
 /// RTT mean 137-156 against 105-106 us at nice 19).
-fn low_priority() {
+pub(crate) fn low_priority() {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: plain system call; `who` 0 with PRIO_PROCESS is the

@@ -86,6 +86,43 @@ impl Dist {
     }
 }
 
+impl Dist {
+    /// Multiplies each token's probability by its factor and renormalizes
+    /// (the user's rates, `Engine::learn_rates`).
+    pub fn rescale(&mut self, factors: &[f32], vocab: &Vocab) {
+        if factors.len() != self.probs.len() {
+            return;
+        }
+        // Eight running sums, so that the loop vectorizes.
+        let mut lanes = [0.0f32; 8];
+        let mut probs = self.probs.chunks_exact_mut(8);
+        let mut fs = factors.chunks_exact(8);
+        for (p, f) in (&mut probs).zip(&mut fs) {
+            for i in 0..8 {
+                p[i] *= f[i];
+                lanes[i] += p[i];
+            }
+        }
+        let mut sum: f32 = lanes.iter().sum();
+        for (p, f) in probs.into_remainder().iter_mut().zip(fs.remainder()) {
+            *p *= f;
+            sum += *p;
+        }
+        if sum > 0.0 {
+            let inv = 1.0 / sum;
+            self.probs.iter_mut().for_each(|p| *p *= inv);
+        }
+        self.top_words.clear();
+        top_words(&self.probs, vocab, TOP_WORDS, &mut self.top_words);
+        if !self.by_text.is_empty() {
+            let probs = &self.probs;
+            self.by_text.clear();
+            self.by_text
+                .extend(vocab.sorted_ids().iter().map(|&id| probs[id as usize]));
+        }
+    }
+}
+
 fn top_words(probs: &[f32], vocab: &Vocab, n: usize, out: &mut Vec<(u32, f32)>) {
     for (id, &p) in probs.iter().enumerate() {
         if (out.len() < n || out.last().is_some_and(|l| l.1 < p)) && vocab.is_word(id as u32) {

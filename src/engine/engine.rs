@@ -11,6 +11,7 @@ use super::kind_shares::KindShares;
 use super::load;
 use super::next_keys::{is_one_word, word_ending_here};
 use super::options::{EngineInfo, EngineOptions};
+use super::rates::{self, RateCounts, Rates, RatesWorker};
 use super::rejected::{RejectionEvent, Rejections};
 use super::separator;
 use super::word_cache::{InVocab, WordCache, MAX_USER_WORDS};
@@ -59,6 +60,9 @@ pub struct Engine {
     /// The think-ahead thread (`EngineOptions::think_ahead`).
     pub(crate) ahead: Option<AheadThread>,
     serials: u64,
+    /// How much more or less often the user writes each token than the
+    /// model expects (`rates`).
+    pub(crate) rates: Rates,
 }
 
 impl Engine {
@@ -102,6 +106,7 @@ impl Engine {
             simd,
             ahead,
             serials: 0,
+            rates: Rates::default(),
         };
         engine.warm_up();
         engine.info.load_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -168,6 +173,91 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Measures `text` at once for the user's rates (`rates`; `laya
+    /// protocol` and `laya eval`, which the host matches once its thread,
+    /// `rates_worker`, is done).
+    pub fn learn_rates(&mut self, text: &str) {
+        if self.opts.tuning.user_rates <= 0.0 {
+            return;
+        }
+        let (Some(backend), Some(vocab)) = (self.backend.as_mut(), self.vocab.as_ref()) else {
+            return;
+        };
+        match rates::measure(&mut **backend, vocab, self.simd, text) {
+            Ok(m) => self.add_rates(&m),
+            Err(e) => log::warn!("measuring learnt text failed: {e:#}"),
+        }
+    }
+
+    /// A thread that measures learnt text on a backend of its own, for a
+    /// host that must not wait (None: rates are off, or there is no model):
+    /// the engine's backend forked, or (MLX, which does not fork) the same
+    /// weights loaded on the cpu backend by the thread itself.
+    pub fn rates_worker(&self) -> Option<RatesWorker> {
+        if self.opts.tuning.user_rates <= 0.0 {
+            return None;
+        }
+        let (Some(backend), Some(vocab)) = (self.backend.as_ref(), self.vocab.as_ref()) else {
+            return None;
+        };
+        let forked = backend.fork();
+        let (path, v) = (self.info.model_path.clone(), vocab.clone());
+        let make = move || {
+            forked.or_else(|| {
+                let loaded = crate::model::load_backend(
+                    path.as_ref()?,
+                    &v,
+                    crate::model::BackendChoice::Cpu,
+                    None,
+                );
+                loaded
+                    .map_err(|e| log::warn!("no backend to measure learnt text: {e:#}"))
+                    .ok()
+            })
+        };
+        RatesWorker::start(make, vocab.clone(), self.simd)
+    }
+
+    /// Measured counts join the user's rates.
+    pub fn add_rates(&mut self, m: &RateCounts) {
+        let t = &self.opts.tuning;
+        self.rates.add(m, t.user_rates, t.user_rates_cap);
+    }
+
+    /// The factor the user's rates give `token`'s probability (None:
+    /// nothing measured, or not a token of the vocabulary).
+    pub fn user_rate(&self, token: &str) -> Option<f32> {
+        let id = self.vocab.as_ref()?.word_id(token)?;
+        self.rates.factors()?.get(id as usize).copied()
+    }
+
+    /// `m`'s tokens worth storing, by text: (token, count, expected).
+    pub fn rate_entries(&self, m: &RateCounts) -> Vec<(String, f32, f32)> {
+        let Some(vocab) = &self.vocab else {
+            return Vec::new();
+        };
+        m.entries()
+            .filter(|(id, _, _)| (*id as usize) < vocab.len())
+            .map(|(id, c, e)| (vocab.text(id).to_string(), c, e))
+            .collect()
+    }
+
+    /// Stored counts by token text (`rate_entries`) as counts by id.
+    pub fn rate_counts<'a>(
+        &self,
+        entries: impl Iterator<Item = (&'a str, f32, f32)>,
+    ) -> RateCounts {
+        let mut m = RateCounts::default();
+        if let Some(vocab) = &self.vocab {
+            for (text, c, e) in entries {
+                if let Some(id) = vocab.word_id(text) {
+                    m.add_token(id, c, e, vocab.len());
+                }
+            }
+        }
+        m
     }
 
     /// One keystroke: the text before the cursor → candidates and ghost text.
@@ -387,6 +477,9 @@ impl Engine {
         if let Err(e) = done {
             self.model_failed(e);
             return;
+        }
+        if let Some(f) = self.rates.factors() {
+            dist.rescale(f, vocab);
         }
         let t = &self.opts.tuning;
         dist.pointer_oov.clear();

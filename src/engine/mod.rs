@@ -44,6 +44,7 @@ mod next_keys;
 mod options;
 pub mod personal;
 mod rank;
+pub mod rates;
 pub mod rejected;
 pub mod separator;
 pub mod word_cache;

@@ -15,6 +15,8 @@ pub struct History {
     words: WordCache,
     pairs: BigramCache,
     rejections: Rejections,
+    /// The user's rates by token text: (token, count, expected).
+    rates: Vec<(Box<str>, f32, f32)>,
 }
 
 impl Default for History {
@@ -23,6 +25,7 @@ impl Default for History {
             words: WordCache::with_limit(MAX_USER_WORDS),
             pairs: BigramCache::with_limit(MAX_USER_KEYS),
             rejections: Rejections::default(),
+            rates: Vec::new(),
         }
     }
 }
@@ -45,6 +48,11 @@ impl History {
     /// word up to the word (`Engine::learn_rejections`).
     pub fn add_rejections(&mut self, ctx: &str, word: &str, n: u32) {
         self.rejections.add(ctx, word, n);
+    }
+
+    /// One token's counts for the user's rates (`engine::rates`).
+    pub fn add_rate(&mut self, token: &str, count: f32, expected: f32) {
+        self.rates.push((token.into(), count, expected));
     }
 
     /// Distinct words held.
@@ -72,6 +80,7 @@ impl History {
             words: WordCache::with_frozen(MAX_USER_WORDS, words),
             pairs: BigramCache::with_frozen(MAX_USER_KEYS, pairs, clock),
             rejections: Rejections::default(),
+            rates: Vec::new(),
         })
     }
 }
@@ -101,6 +110,9 @@ impl Engine {
         self.user_words = history.words;
         self.user_bigrams = history.pairs;
         self.rejections = history.rejections;
+        let m = self.rate_counts(history.rates.iter().map(|(t, c, e)| (&**t, *c, *e)));
+        self.rates.clear();
+        self.add_rates(&m);
     }
 
     /// Forgets what was learnt of `word` (and the pairs it ends or starts
@@ -109,6 +121,9 @@ impl Engine {
     pub fn forget_learnt(&mut self, word: Option<&str>) {
         match word {
             Some(w) => {
+                if let Some(id) = self.vocab.as_ref().and_then(|v| v.word_id(w)) {
+                    self.rates.forget(id);
+                }
                 self.user_words.remove(w);
                 self.user_bigrams
                     .remove_word(w, keys_before(&format!("{w} "))[0]);
@@ -118,6 +133,7 @@ impl Engine {
                 self.user_words = WordCache::with_limit(MAX_USER_WORDS);
                 self.user_bigrams = BigramCache::with_limit(MAX_USER_KEYS);
                 self.rejections = Rejections::default();
+                self.rates.clear();
             }
         }
     }

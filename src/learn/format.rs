@@ -1,16 +1,21 @@
-//! The personal store's file format, version 3 (little-endian):
+//! The personal store's file format, version 4 (little-endian):
 //!
 //! ```text
 //! magic "LAYA-PERSONAL\n" | version u32 | words u32 | pairs u32
 //! words: len u16, UTF-8 bytes, count u32, last u32
 //! pairs: order u8, context len u16, bytes, word len u16, bytes, count u32, last u32
-//! [rejections u32
-//!  rejections: context len u16, bytes, word len u16, bytes, count u32, last u32]
+//! rejections u32
+//! rejections: context len u16, bytes, word len u16, bytes, count u32, last u32
+//! rates u32
+//! rates: token len u16, bytes, count f32, expected f32
 //! checksum u64 of everything before it
 //! ```
 //!
-//! The rejections' section is there only when there are rejections; a
-//! file without one (all of version 1) holds none. A pair's order is the
+//! Versions 2 and 3 have the rejections' section only when there are
+//! rejections, and no rates; version 1 has neither. The rates are the
+//! user's (`engine::rates`): a token of the model's vocabulary by its
+//! text, how often the user wrote it, and how often the model expected it
+//! there (finite, not negative). A pair's order is the
 //! number of previous words its context spans, less one
 //! (`engine::bigrams::ORDERS`): 0-3 from version 3 on, 0-1 before (so an
 //! older Laya sets a version-3 store aside rather than misread it).
@@ -25,16 +30,18 @@
 //! reader accepts entries in any order (a store written before is sorted
 //! while loading), so the order is no part of the format's version.
 
-use super::{Entry, Learnt};
+use super::{Entry, Learnt, Rate};
 use crate::engine::bigrams::{keys_before, ORDERS};
 use crate::engine::frozen::index_cmp;
 
 pub const MAGIC: &[u8; 14] = b"LAYA-PERSONAL\n";
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const HEADER_LEN: usize = 14 + 4 + 4 + 4;
 pub const TRAILER_LEN: usize = 8;
-/// The rejections' count after the pairs (when there are some).
+/// The rejections' count after the pairs.
 pub const REJECTIONS_HEADER_LEN: usize = 4;
+/// The rates' count after the rejections.
+pub const RATES_HEADER_LEN: usize = 4;
 /// Longest word or context stored (longer ones are not learnt).
 pub const MAX_TEXT: usize = 256;
 
@@ -66,6 +73,10 @@ pub fn pair_len(ctx: &str, w: &str) -> usize {
 
 pub fn rejection_len(ctx: &str, w: &str) -> usize {
     2 + ctx.len() + 2 + w.len() + 8
+}
+
+pub fn rate_len(token: &str) -> usize {
+    2 + token.len() + 8
 }
 
 /// A fast checksum (not cryptographic: it catches torn and damaged files).
@@ -137,13 +148,23 @@ pub fn encode(l: &Learnt) -> Vec<u8> {
         .iter()
         .filter(|((c, w), _)| c.len() <= MAX_TEXT && w.len() <= MAX_TEXT)
         .collect();
-    if !rejections.is_empty() {
-        out.extend_from_slice(&(rejections.len() as u32).to_le_bytes());
-    }
+    out.extend_from_slice(&(rejections.len() as u32).to_le_bytes());
     for ((c, w), e) in rejections {
         put_text(&mut out, c);
         put_text(&mut out, w);
         put_entry(&mut out, e);
+    }
+    let mut rates: Vec<_> = l
+        .rates
+        .iter()
+        .filter(|(t, _)| t.len() <= MAX_TEXT)
+        .collect();
+    rates.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.extend_from_slice(&(rates.len() as u32).to_le_bytes());
+    for (t, r) in rates {
+        put_text(&mut out, t);
+        out.extend_from_slice(&r.count.to_le_bytes());
+        out.extend_from_slice(&r.expected.to_le_bytes());
     }
     let sum = checksum(&out);
     out.extend_from_slice(&sum.to_le_bytes());
@@ -176,6 +197,14 @@ impl<'a> Reader<'a> {
         let n = self.u16()? as usize;
         std::str::from_utf8(self.take(n)?).map_err(|_| DecodeError::Corrupt("not UTF-8".into()))
     }
+    fn count(&mut self) -> Result<f32, DecodeError> {
+        let x = f32::from_le_bytes(self.take(4)?.try_into().expect("4"));
+        if x.is_finite() && x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(DecodeError::Corrupt(format!("rate count {x}")))
+        }
+    }
     fn entry(&mut self) -> Result<Entry, DecodeError> {
         Ok(Entry {
             count: self.u32()?,
@@ -201,6 +230,9 @@ pub fn decode(bytes: &[u8]) -> Result<Learnt, DecodeError> {
         Item::Rejection(c, w, e) => {
             l.rejections.insert((c.into(), w.into()), e);
         }
+        Item::Rate(t, r) => {
+            l.rates.insert(t.into(), r);
+        }
     })?;
     Ok(l)
 }
@@ -211,12 +243,13 @@ pub fn counts(bytes: &[u8]) -> Result<(usize, usize), DecodeError> {
     Ok((r.u32()? as usize, r.u32()? as usize))
 }
 
-/// One entry of a file: a word, a pair (order, context, word) or a
-/// rejection (context, word).
+/// One entry of a file: a word, a pair (order, context, word), a
+/// rejection (context, word) or a token's rate counts.
 pub enum Item<'a> {
     Word(&'a str, Entry),
     Pair(u8, &'a str, &'a str, Entry),
     Rejection(&'a str, &'a str, Entry),
+    Rate(&'a str, Rate),
 }
 
 /// Hands every word and pair of a file to `item` without
@@ -255,11 +288,20 @@ pub fn visit(bytes: &[u8], mut item: impl FnMut(Item)) -> Result<(), DecodeError
         }
         item(Item::Pair(order, c, w, e));
     }
-    if version >= 2 && r.at < body.len() {
+    // Before version 4 the rejections' section is there only when there
+    // are rejections; from version 4 on it and the rates' always are.
+    if version >= 4 || (version >= 2 && r.at < body.len()) {
         for _ in 0..r.u32()? {
             let c = r.text()?;
             let w = r.text()?;
             item(Item::Rejection(c, w, r.entry()?));
+        }
+    }
+    if version >= 4 {
+        for _ in 0..r.u32()? {
+            let t = r.text()?;
+            let (count, expected) = (r.count()?, r.count()?);
+            item(Item::Rate(t, Rate { count, expected }));
         }
     }
     if r.at != body.len() {
@@ -279,6 +321,8 @@ mod tests {
             42,
         );
         l.add_rejection("The ", "zorbs", 43);
+        l.add_rate("zorb", 2.0, 0.25);
+        l.add_rate("<nl>", 1.0, 1.5);
         l
     }
 
@@ -311,20 +355,34 @@ mod tests {
     }
 
     /// `l` as `version` encodes it: the pairs of orders 0 and 1 before
-    /// version 3, no rejections in version 1.
+    /// version 3, no rates before version 4, no rejections in version 1.
     fn older(l: &Learnt, version: u32) -> Learnt {
         let mut old = l.clone();
         if version < 2 {
             old.rejections.clear();
         }
-        old.pairs.retain(|(order, _, _), _| *order <= 1);
+        if version < 4 {
+            old.rates.clear();
+        }
+        if version < 3 {
+            old.pairs.retain(|(order, _, _), _| *order <= 1);
+        }
         old
     }
 
-    /// `l` encoded with the version number `version`, as it is.
+    /// `l` (without rates before version 4) encoded as `version` wrote it:
+    /// before 4, no rates' count, and no rejections' count without
+    /// rejections.
     fn with_version(l: &Learnt, version: u32) -> Vec<u8> {
         let mut b = encode(l);
         b.truncate(b.len() - TRAILER_LEN);
+        if version < 4 {
+            assert!(l.rates.is_empty(), "no rates before version 4");
+            b.truncate(b.len() - RATES_HEADER_LEN);
+            if l.rejections.is_empty() {
+                b.truncate(b.len() - REJECTIONS_HEADER_LEN);
+            }
+        }
         b[14..18].copy_from_slice(&version.to_le_bytes());
         let sum = checksum(&b);
         b.extend_from_slice(&sum.to_le_bytes());
@@ -336,13 +394,40 @@ mod tests {
         let l = older(&sample(), 1);
         assert!(l.rejections.is_empty() && !l.pairs.is_empty());
         assert_eq!(decode(&with_version(&l, 1)), Ok(l.clone()));
-        // Without rejections, only the version tells the two apart.
-        let (v3, v1) = (encode(&l), with_version(&l, 1));
-        assert_eq!(
-            v3[18..v3.len() - TRAILER_LEN],
-            v1[18..v1.len() - TRAILER_LEN]
-        );
         assert_eq!(decode(&encode(&sample())).unwrap().rejections.len(), 1);
+    }
+
+    #[test]
+    fn version_3_is_read_without_rates_and_rates_round_trip() {
+        for l in [older(&sample(), 3), {
+            let mut l = older(&sample(), 3);
+            l.rejections.clear();
+            l
+        }] {
+            assert_eq!(decode(&with_version(&l, 3)), Ok(l.clone()));
+        }
+        let l = decode(&encode(&sample())).unwrap();
+        assert_eq!(
+            l.rates["zorb"],
+            Rate {
+                count: 2.0,
+                expected: 0.25
+            }
+        );
+        assert_eq!(l.rates.len(), 2);
+    }
+
+    #[test]
+    fn a_rate_that_is_not_a_count_is_corruption() {
+        let mut l = Learnt::default();
+        l.add_rate("zorb", 1.0, 0.5);
+        for bad in [f32::NAN, -1.0, f32::INFINITY] {
+            l.rates.get_mut("zorb").unwrap().expected = bad;
+            assert!(
+                matches!(decode(&encode(&l)), Err(DecodeError::Corrupt(why)) if why.starts_with("rate count")),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
@@ -353,8 +438,10 @@ mod tests {
         assert_eq!(decode(&encode(&l)), Ok(l.clone()));
         // Version 2 had orders 0 and 1 only: a longer one is corruption.
         assert_eq!(decode(&with_version(&older(&l, 2), 2)), Ok(older(&l, 2)));
+        let mut longer = l.clone();
+        longer.rates.clear();
         assert!(matches!(
-            decode(&with_version(&l, 2)),
+            decode(&with_version(&longer, 2)),
             Err(DecodeError::Corrupt(why)) if why.starts_with("pair order")
         ));
     }

@@ -6,6 +6,7 @@
 
 use crate::engine::frozen::FrozenBuilder;
 use crate::engine::personal::History;
+use crate::engine::rates::{RateCounts, RatesWorker};
 use crate::engine::rejected::RejectionEvent;
 use crate::engine::Engine;
 use crate::learn::format;
@@ -38,6 +39,7 @@ enum Early {
     Accepted(u64, String),
     Forget(Option<String>),
     Rejection(RejectionEvent),
+    Rates(RateCounts),
 }
 
 /// What `status` shows of the store.
@@ -73,7 +75,16 @@ pub struct Learning {
     /// A store being loaded: the loading thread's answer to come, when it
     /// started, and what was taught meanwhile.
     loading: Option<(Receiver<Loaded>, Instant, Vec<Early>)>,
+    /// The thread measuring learnt text for the user's rates (started with
+    /// the first text; `Started(None)`: rates are off or cannot be measured
+    /// off the keystroke's path).
+    rates: RatesThread,
     pub status: Arc<Mutex<LearnStatus>>,
+}
+
+enum RatesThread {
+    NotStarted,
+    Started(Option<RatesWorker>),
 }
 
 impl Learning {
@@ -87,6 +98,7 @@ impl Learning {
             last_save: Instant::now(),
             saver: None,
             loading: None,
+            rates: RatesThread::NotStarted,
             status,
         }
     }
@@ -119,8 +131,14 @@ impl Learning {
         self.refresh(engine);
     }
 
-    /// Adopts the store once its loading thread is done (a no-op otherwise).
+    /// Adopts the store once its loading thread is done (a no-op
+    /// otherwise), and what the rates' thread measured.
     pub fn poll(&mut self, engine: &mut Engine) {
+        if let RatesThread::Started(Some(w)) = &self.rates {
+            if let Some(m) = w.take() {
+                self.add_rates(engine, m);
+            }
+        }
         let Some((rx, _, _)) = &self.loading else {
             return;
         };
@@ -161,6 +179,7 @@ impl Learning {
                         Early::Rejection(RejectionEvent::Written { ctx, word }) => {
                             engine.take_back_rejections(&ctx, &word)
                         }
+                        Early::Rates(m) => engine.add_rates(&m),
                     }
                 }
                 let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -240,15 +259,49 @@ impl Learning {
         if self.store.is_some() {
             self.pending.add_text(&text, now());
         }
+        if let RatesThread::NotStarted = self.rates {
+            self.rates = RatesThread::Started(engine.rates_worker());
+        }
+        if let RatesThread::Started(Some(w)) = &self.rates {
+            w.post(&text);
+        }
         if let Some((_, _, early)) = &mut self.loading {
             early.push(Early::Learn(text));
         }
         self.refresh(engine);
     }
 
+    /// Measured rates join the engine's, the store's, and what the loading
+    /// store is to replay.
+    fn add_rates(&mut self, engine: &mut Engine, m: RateCounts) {
+        engine.add_rates(&m);
+        if self.store.is_some() {
+            for (t, c, e) in engine.rate_entries(&m) {
+                self.pending.add_rate(&t, c, e);
+            }
+        }
+        if let Some((_, _, early)) = &mut self.loading {
+            early.push(Early::Rates(m));
+        }
+    }
+
+    /// Waits until every learnt text is measured, and adopts the results
+    /// (`flush`; tests).
+    pub fn settle_rates(&mut self, engine: &mut Engine) {
+        if let RatesThread::Started(Some(w)) = &self.rates {
+            if let Some(m) = w.wait() {
+                self.add_rates(engine, m);
+            }
+        }
+    }
+
     /// Forgets `word` (or everything learnt when `None`), in memory and,
     /// at the next save, in the store.
     pub fn forget(&mut self, engine: &mut Engine, word: Option<&str>) {
+        // Text still being measured may hold what is forgotten: its rates go.
+        if let RatesThread::Started(Some(w)) = &self.rates {
+            w.discard();
+        }
         engine.forget_learnt(word);
         if let Some((_, _, early)) = &mut self.loading {
             early.push(Early::Forget(word.map(str::to_string)));
@@ -318,6 +371,12 @@ impl Learning {
             .max(Duration::from_millis(50))
     }
 
+    /// Whether learnt text is still being measured (its rates are to be
+    /// polled for and saved).
+    pub fn measuring(&self) -> bool {
+        matches!(&self.rates, RatesThread::Started(Some(w)) if w.busy())
+    }
+
     pub fn has_news(&self) -> bool {
         !self.pending.is_empty() || self.forget != Forget::Nothing || !self.taken_back.is_empty()
     }
@@ -356,17 +415,22 @@ pub fn build_history(bytes: &[u8]) -> Result<History, format::DecodeError> {
         bytes.len(),
     );
     let mut rejections = Vec::new();
+    let mut rates = Vec::new();
     format::visit(bytes, |item| match item {
         format::Item::Word(w, e) => b.add_word(w, e.count),
         format::Item::Pair(order, c, w, e) => b.add_pair(order, c, w, e.count),
         format::Item::Rejection(c, w, e) => {
             rejections.push((c.to_string(), w.to_string(), e.count))
         }
+        format::Item::Rate(t, r) => rates.push((t.to_string(), r)),
     })?;
     match History::frozen(b) {
         Some(mut h) => {
             for (c, w, n) in rejections {
                 h.add_rejections(&c, &w, n);
+            }
+            for (t, r) in rates {
+                h.add_rate(&t, r.count, r.expected);
             }
             Ok(h)
         }
@@ -383,6 +447,7 @@ pub fn build_history_by_entry(bytes: &[u8]) -> Result<History, format::DecodeErr
         format::Item::Word(w, e) => h.add_word(w, e.count),
         format::Item::Pair(order, c, w, e) => h.add_pair(order, c, w, e.count),
         format::Item::Rejection(c, w, e) => h.add_rejections(c, w, e.count),
+        format::Item::Rate(t, r) => h.add_rate(t, r.count, r.expected),
     })?;
     Ok(h)
 }

@@ -39,13 +39,22 @@ pub type Pair = (u8, Box<str>, Box<str>);
 /// word the user was shown there and typed past (`engine::rejected`).
 pub type Rejection = (Box<str>, Box<str>);
 
-/// Counted words and word pairs of the user's writing, and the user's
-/// rejections.
+/// A token's counts for the user's rates (`engine::rates`): how often the
+/// user wrote it and how often the model expected it there.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Rate {
+    pub count: f32,
+    pub expected: f32,
+}
+
+/// Counted words and word pairs of the user's writing, the user's
+/// rejections, and the user's rates by token text.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Learnt {
     pub words: HashMap<Box<str>, Entry>,
     pub pairs: HashMap<Pair, Entry>,
     pub rejections: HashMap<Rejection, Entry>,
+    pub rates: HashMap<Box<str>, Rate>,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
@@ -57,7 +66,10 @@ pub fn now() -> u32 {
 
 impl Learnt {
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty() && self.pairs.is_empty() && self.rejections.is_empty()
+        self.words.is_empty()
+            && self.pairs.is_empty()
+            && self.rejections.is_empty()
+            && self.rates.is_empty()
     }
 
     /// One rejection of `word` after `ctx`.
@@ -103,8 +115,22 @@ impl Learnt {
         }
     }
 
+    /// Adds a token's rate counts (text as `engine::Engine::rate_entries`
+    /// gives it).
+    pub fn add_rate(&mut self, token: &str, count: f32, expected: f32) {
+        if token.len() > format::MAX_TEXT {
+            return;
+        }
+        let r = self.rates.entry(token.into()).or_default();
+        r.count += count;
+        r.expected += expected;
+    }
+
     /// Adds `other`'s counts.
     pub fn merge(&mut self, other: &Learnt) {
+        for (t, r) in &other.rates {
+            self.add_rate(t, r.count, r.expected);
+        }
         for (w, e) in &other.words {
             self.words.entry(w.clone()).or_default().merge(*e);
         }
@@ -120,6 +146,7 @@ impl Learnt {
     /// the context of.
     pub fn forget_word(&mut self, word: &str) {
         self.words.remove(word);
+        self.rates.remove(word);
         self.pairs
             .retain(|(_, ctx, w), _| &**w != word && !has_word(ctx, word));
         self.rejections
@@ -140,15 +167,17 @@ impl Learnt {
                 .keys()
                 .map(|(_, c, w)| format::pair_len(c, w))
                 .sum::<usize>()
-            + if self.rejections.is_empty() {
-                0
-            } else {
-                format::REJECTIONS_HEADER_LEN
-            }
+            + format::REJECTIONS_HEADER_LEN
             + self
                 .rejections
                 .keys()
                 .map(|(c, w)| format::rejection_len(c, w))
+                .sum::<usize>()
+            + format::RATES_HEADER_LEN
+            + self
+                .rates
+                .keys()
+                .map(|t| format::rate_len(t))
                 .sum::<usize>()
     }
 

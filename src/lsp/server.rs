@@ -107,12 +107,14 @@ impl<W: Write> Server<W> {
             }
             self.learning.maybe_save();
         };
+        self.learning.poll(&mut self.engine);
         self.learning.finish();
         code
     }
 
     /// Saves what was learnt and not saved yet (`run` does at its end).
     pub fn finish_learning(&mut self) {
+        self.learning.poll(&mut self.engine);
         self.learning.finish();
     }
 
@@ -141,12 +143,15 @@ impl<W: Write> Server<W> {
             }
         }
         let frame = loop {
-            if !self.learning.has_news() {
+            if !self.learning.has_news() && !self.learning.measuring() {
                 break self.inbox.recv().ok();
             }
             match self.inbox.recv_timeout(self.learning.until_due()) {
                 Ok(f) => break Some(f),
-                Err(RecvTimeoutError::Timeout) => self.learning.maybe_save(),
+                Err(RecvTimeoutError::Timeout) => {
+                    self.learning.poll(&mut self.engine);
+                    self.learning.maybe_save()
+                }
                 Err(RecvTimeoutError::Disconnected) => break None,
             }
         };

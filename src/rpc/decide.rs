@@ -81,7 +81,11 @@ impl Decider {
 
         loop {
             // Learnt text is saved a few seconds later even if nothing else comes.
-            while self.learning.has_news() && !self.inbox.wait_for_work(self.learning.until_due()) {
+            // So is what the rates' thread measures meanwhile.
+            while (self.learning.has_news() || self.learning.measuring())
+                && !self.inbox.wait_for_work(self.learning.until_due())
+            {
+                self.learning.poll(&mut engine);
                 self.learning.maybe_save();
             }
             let Some(work) = self.inbox.take() else {
@@ -118,6 +122,7 @@ impl Decider {
             }
             self.learning.maybe_save();
         }
+        self.learning.poll(&mut engine);
         self.learning.finish();
         debug!("decision thread done");
     }

@@ -601,8 +601,17 @@ impl Backend for MlxBackend {
         self.hidden
     }
 
+    /// The weights' type; a file whose matrices differ (an 8-bit embedding
+    /// beside 4-bit matrices) says so, as its device string does.
     fn dtype(&self) -> &'static str {
-        self.compute.as_str()
+        use MlxCompute::{Q4, Q8};
+        if self.matrix_compute.iter().all(|&c| c == self.compute) {
+            self.compute.as_str()
+        } else if self.compute == Q4 && self.matrix_compute == [Q8, Q4, Q4, Q4] {
+            "q4 (embed q8)"
+        } else {
+            "mixed"
+        }
     }
 
     /// Step and logits in one evaluation and one device-to-host copy.
