@@ -1,5 +1,6 @@
 //! Personal learning in real headless Neovim with the real host: what the
-//! user writes reaches a new session through the personal store, `:Laya
+//! user writes (its words, pairs and rates) reaches a new session through
+//! the personal store, `:Laya
 //! forget` removes it, secret files are never learnt, a kill -9 of the host
 //! while it saves leaves a readable store, two Neovims learning at once
 //! lose nothing, and a ghost word typed past moves down in the next session.
@@ -57,6 +58,14 @@ async fn learnt_in_one_session_predicted_in_the_next_and_forgotten_on_request() 
     let store = store_dir("learn-next");
     let s = session("learn-next-1", &store).await;
     write_file(&s, "notes.txt", "We ship quorbinex daily.").await;
+    // The user's rates: the host's thread runs the model over the line and
+    // the counts reach the store with the next save.
+    let daily = s
+        .wait_for("the rates of the written line in the store", || async {
+            read_store(&store).rates.get("daily").copied()
+        })
+        .await;
+    assert_eq!(daily.count, 1.0, "{daily:?}");
     quit(s).await;
     assert!(read_store(&store).words.contains_key("quorbinex"));
 
@@ -80,6 +89,7 @@ async fn learnt_in_one_session_predicted_in_the_next_and_forgotten_on_request() 
     quit(s).await;
     assert!(!read_store(&store).words.contains_key("quorbinex"));
     assert!(read_store(&store).words.contains_key("daily"));
+    assert!(read_store(&store).rates.contains_key("daily"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
