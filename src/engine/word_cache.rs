@@ -74,7 +74,17 @@ pub struct WordCache {
     /// The words held at start (the personal store), less those moved to
     /// `stats` or removed since.
     frozen: FrozenWords,
+    /// `top`'s answer for its largest `n` so far, until the words change
+    /// (every `&mut` method clears it). The user's words are ranked at
+    /// every word start, and with a large history that scan cost more than
+    /// the rest of the keystroke (laya bench --learn: word boundary p50
+    /// 339 against 188 µs without history).
+    top_memo: std::cell::OnceCell<(usize, Vec<TopWord>)>,
 }
+
+/// A word of `WordCache::top`'s answer: the word, P_cache and its
+/// vocabulary id when known.
+type TopWord = (Box<str>, f32, Option<u32>);
 
 fn index_key(word: &str) -> Box<str> {
     let mut k = word.to_ascii_lowercase();
@@ -178,6 +188,7 @@ impl WordCache {
     /// `vocab`: what the model's vocabulary says of the word (fixed at its
     /// first occurrence).
     pub fn add_undoable(&mut self, word: &str, vocab: InVocab) -> Undo {
+        self.top_memo.take();
         let undo = Undo {
             word: word.into(),
             prev: self.get(word),
@@ -235,6 +246,7 @@ impl WordCache {
     /// (loading the user's store: the clock does not move, so the words
     /// loaded share one recency and none is favoured by its place in the file).
     pub fn add_count(&mut self, word: &str, count: u32) {
+        self.top_memo.take();
         if count == 0 {
             return;
         }
@@ -272,6 +284,7 @@ impl WordCache {
 
     /// Forgets `word` entirely.
     pub fn remove(&mut self, word: &str) {
+        self.top_memo.take();
         self.thaw(word);
         if let Some(s) = self.stats.remove(word) {
             self.index.remove(&index_key(word));
@@ -286,6 +299,7 @@ impl WordCache {
 
     /// Reverts an `add_undoable`; undos must be applied newest first.
     pub fn undo(&mut self, u: Undo) {
+        self.top_memo.take();
         if self.base != u.base {
             // A renormalisation happened since: bring the weights back to the old base.
             self.rebase_all(u.base);
@@ -510,15 +524,67 @@ impl WordCache {
         all.into_iter().map(|(w, p, _, id)| (w, p, id)).collect()
     }
 
-    /// The `n` most probable words.
+    /// The `n` most probable words (remembered until the words change).
     pub fn top(&self, n: usize) -> Vec<(&str, f32, Option<u32>)> {
-        self.top_scored(n, |p, _| p)
+        match self.top_memo.get() {
+            // The first n of a longer answer are the answer for n (one
+            // strict order), and a short answer holds every word.
+            Some((m, v)) if *m >= n || v.len() < *m => {
+                return v.iter().take(n).map(|(w, p, id)| (&**w, *p, *id)).collect()
+            }
+            Some(_) => return self.top_scored(n, |p, _| p),
+            None => {}
+        }
+        let fresh = self.top_scored(n, |p, _| p);
+        let owned = fresh
+            .iter()
+            .map(|(w, p, id)| ((*w).into(), *p, *id))
+            .collect();
+        let _ = self.top_memo.set((n, owned));
+        fresh
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_remembered_top_follows_every_change() {
+        let fresh = |c: &WordCache, n| {
+            c.top_scored(n, |p, _| p)
+                .into_iter()
+                .map(|x| x.0.to_string())
+                .collect::<Vec<_>>()
+        };
+        let top = |c: &WordCache, n| {
+            c.top(n)
+                .into_iter()
+                .map(|x| x.0.to_string())
+                .collect::<Vec<_>>()
+        };
+        let mut c = WordCache::new();
+        for w in ["alpha", "beta", "alpha", "gamma"] {
+            c.add(w);
+        }
+        assert_eq!(top(&c, 3), fresh(&c, 3));
+        assert_eq!(
+            top(&c, 1),
+            fresh(&c, 1),
+            "a shorter answer from the longer one"
+        );
+        assert_eq!(top(&c, 9), fresh(&c, 9), "a longer one than remembered");
+        let u = c.add_undoable("gamma", InVocab::Unknown);
+        c.add("gamma");
+        assert_eq!(top(&c, 3), fresh(&c, 3));
+        assert_eq!(top(&c, 1), vec!["gamma"]);
+        c.undo(u);
+        assert_eq!(top(&c, 3), fresh(&c, 3));
+        c.remove("alpha");
+        assert_eq!(top(&c, 3), fresh(&c, 3));
+        c.add_count("delta", 50);
+        assert_eq!(top(&c, 1), vec!["delta"]);
+    }
 
     #[test]
     fn frequency_and_recency_rank_words() {
