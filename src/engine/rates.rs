@@ -356,6 +356,39 @@ mod tests {
     }
 
     #[test]
+    fn the_thread_takes_at_most_its_queue_and_answers_every_text() {
+        let vocab = Arc::new(Vocab::from_lines(["<unk>", "<s>", "<nl>", "a"].into_iter()).unwrap());
+        // The thread waits for the gate before it measures anything.
+        let (open, gate) = mpsc::channel::<()>();
+        let w = RatesWorker::start(
+            move || {
+                let _ = gate.recv();
+                None
+            },
+            vocab,
+            Simd::detect(),
+        )
+        .expect("a thread");
+        assert!(w.post(&"a ".repeat(MAX_QUEUED_BYTES / 2)));
+        assert!(!w.post(""), "nothing to measure");
+        assert!(
+            !w.post(&"a ".repeat(MAX_QUEUED_BYTES / 4 + 1)),
+            "beyond the queue"
+        );
+        assert!(w.busy());
+        assert!(w.take().is_none(), "nothing measured yet");
+        open.send(()).unwrap();
+        assert!(
+            w.wait().is_some_and(|m| m.is_empty()),
+            "no backend, no counts"
+        );
+        assert!(!w.busy());
+        assert!(w.post("a a"), "room again");
+        w.discard();
+        assert!(w.wait().is_none(), "a discarded text's answer is dropped");
+    }
+
+    #[test]
     fn counts_add_up_and_only_telling_entries_are_kept() {
         let mut a = counts(&[1.0, 0.0, 0.0], &[0.5, 0.01, 0.2]);
         a.add(&counts(&[1.0, 0.0], &[0.5, 0.01]));

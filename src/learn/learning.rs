@@ -263,7 +263,12 @@ impl Learning {
             self.rates = RatesThread::Started(engine.rates_worker());
         }
         if let RatesThread::Started(Some(w)) = &self.rates {
-            w.post(&text);
+            if !w.post(&text) {
+                log::debug!(
+                    "{} bytes learnt as words and pairs only: too much text waits to be measured",
+                    text.len()
+                );
+            }
         }
         if let Some((_, _, early)) = &mut self.loading {
             early.push(Early::Learn(text));
