@@ -291,7 +291,7 @@ impl Learning {
     }
 
     /// Waits until every learnt text is measured, and adopts the results
-    /// (`flush`; tests).
+    /// (tests; the host never waits for them).
     pub fn settle_rates(&mut self, engine: &mut Engine) {
         if let RatesThread::Started(Some(w)) = &self.rates {
             if let Some(m) = w.wait() {
