@@ -79,6 +79,11 @@ async fn learnt_in_one_session_predicted_in_the_next_and_forgotten_on_request() 
         status.contains("Rejections remembered: off (learn.rejections)"),
         "{status}"
     );
+    // The rates of session 1's line, loaded from the store.
+    assert!(
+        status.contains("Rates: measured on ") && !status.contains("Rates: measured on 0 "),
+        "{status}"
+    );
 
     s.input("<Esc>").await;
     s.command("Laya forget quorbinex").await;

@@ -358,6 +358,14 @@ function M.status_lines(st)
     else
       lines[#lines + 1] = 'Rejections remembered: off (learn.rejections)'
     end
+    if type(l.rated_tokens) == 'number' then
+      local waiting = ''
+      if (l.measuring_bytes or 0) > 0 then
+        waiting = string.format(', %.1f KB waiting', l.measuring_bytes / 1024)
+      end
+      local line = 'Rates: measured on %d tokens of your writing%s'
+      lines[#lines + 1] = string.format(line, l.rated_tokens, waiting)
+    end
     if l.error and l.error ~= vim.NIL then
       lines[#lines + 1] = 'Personal store problem: ' .. l.error
     end

@@ -226,6 +226,12 @@ impl Engine {
         self.rates.add(m, t.user_rates, t.user_rates_cap);
     }
 
+    /// Tokens of learnt text the user's rates were measured on (None: rates
+    /// are off).
+    pub fn rated_tokens(&self) -> Option<u64> {
+        (self.opts.tuning.user_rates > 0.0).then(|| self.rates.tokens())
+    }
+
     /// The factor the user's rates give `token`'s probability (None:
     /// nothing measured, or not a token of the vocabulary).
     pub fn user_rate(&self, token: &str) -> Option<f32> {

@@ -173,6 +173,11 @@ impl Rates {
         );
     }
 
+    /// Tokens measured (their counts' sum).
+    pub fn tokens(&self) -> u64 {
+        self.sum.counts.iter().map(|&c| c as f64).sum::<f64>() as u64
+    }
+
     /// The model's distribution is multiplied by these (None: nothing learnt).
     pub fn factors(&self) -> Option<&[f32]> {
         self.factors.as_deref()
@@ -277,6 +282,11 @@ impl RatesWorker {
     /// answers never come.
     pub fn discard(&self) {
         self.epoch.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Bytes of text waiting to be measured (or being measured).
+    pub fn waiting_bytes(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
     }
 
     /// Whether texts posted are still being measured.

@@ -54,6 +54,11 @@ pub struct LearnStatus {
     /// The (context, word) rejections the engine remembers (store + this
     /// session); None when rejections are not learnt.
     pub rejections: Option<u64>,
+    /// Tokens of learnt text the user's rates were measured on (store +
+    /// this session); None when rates are off.
+    pub rated_tokens: Option<u64>,
+    /// Bytes of learnt text waiting to be measured.
+    pub measuring_bytes: u64,
     pub load_ms: f64,
     /// The last problem with the store (set aside, cannot save), once.
     pub error: Option<String>,
@@ -137,6 +142,7 @@ impl Learning {
         if let RatesThread::Started(Some(w)) = &self.rates {
             if let Some(m) = w.take() {
                 self.add_rates(engine, m);
+                self.refresh(engine);
             }
         }
         let Some((rx, _, _)) = &self.loading else {
@@ -336,6 +342,11 @@ impl Learning {
         let mut s = self.lock_status();
         s.words = engine.learnt_words() as u64;
         s.rejections = self.rejections_shown;
+        s.rated_tokens = engine.rated_tokens();
+        s.measuring_bytes = match &self.rates {
+            RatesThread::Started(Some(w)) => w.waiting_bytes() as u64,
+            _ => 0,
+        };
         if let Some(store) = &self.store {
             let (bytes, dir_mode, file_mode) = store.describe();
             s.path = Some(store.path());

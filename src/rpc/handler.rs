@@ -286,6 +286,9 @@ impl Host {
             ("words", Value::from(s.words)),
             // Nil: rejections are not learnt.
             ("rejections", opt(s.rejections.map(Value::from))),
+            // Nil: rates are off (`engine::rates`).
+            ("rated_tokens", opt(s.rated_tokens.map(Value::from))),
+            ("measuring_bytes", Value::from(s.measuring_bytes)),
             (
                 "dir_mode",
                 opt(s.dir_mode.map(|m| Value::from(format!("{m:o}")))),
