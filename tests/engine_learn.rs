@@ -275,6 +275,9 @@ fn rates_follow_what_the_user_writes_more_than_the_model_expects() {
     // The same history without the rates ranks "colour" lower.
     let mut plain = default_engine::engine("user_rates=0");
     plain.learn(BRITISH);
+    plain.learn_rates(BRITISH);
+    // Counts from a store change nothing either when rates are off.
+    plain.add_rates(&plain.rate_counts([("colour", 9.0, 1.0)].into_iter()));
     assert_eq!(plain.user_rate("colour"), None);
     let before = "The background col";
     let (with, without) = (

@@ -220,10 +220,13 @@ impl Engine {
         RatesWorker::start(make, vocab.clone(), self.simd)
     }
 
-    /// Measured counts join the user's rates.
+    /// Measured counts join the user's rates (unless rates are off: a
+    /// store's counts then change nothing, and cost nothing).
     pub fn add_rates(&mut self, m: &RateCounts) {
         let t = &self.opts.tuning;
-        self.rates.add(m, t.user_rates, t.user_rates_cap);
+        if t.user_rates > 0.0 {
+            self.rates.add(m, t.user_rates, t.user_rates_cap);
+        }
     }
 
     /// Tokens of learnt text the user's rates were measured on (None: rates
