@@ -45,6 +45,8 @@ pub(crate) struct AheadJob {
     /// The job after this one and the most probable non-word token after
     /// it, which the helper does next (see `follow_up`).
     next: Mutex<Option<Arc<AheadJob>>>,
+    /// The user's rates as the job was posted (`Dist::finish`).
+    factors: Option<Arc<Vec<f32>>>,
 }
 
 #[derive(Default)]
@@ -73,6 +75,7 @@ impl AheadJob {
         tokens: Vec<u32>,
         start: Vec<f32>,
         rows: usize,
+        factors: Option<Arc<Vec<f32>>>,
     ) -> Arc<AheadJob> {
         let pieces = rows.div_ceil(PIECE_ROWS);
         Arc::new(AheadJob {
@@ -89,6 +92,7 @@ impl AheadJob {
             }),
             idle: Condvar::new(),
             next: Mutex::new(None),
+            factors,
         })
     }
 
@@ -114,9 +118,14 @@ impl AheadJob {
             vec![self.tokens[0], then],
             state,
             self.rows,
+            self.factors.clone(),
         );
         *lock(&self.next) = Some(job.clone());
         Some(job)
+    }
+
+    fn factors(&self) -> Option<&[f32]> {
+        self.factors.as_deref().map(Vec::as_slice)
     }
 
     fn piece(&self, p: usize) -> std::ops::Range<usize> {
@@ -173,7 +182,7 @@ impl AheadJob {
             let r = self.piece(p);
             backend.logits_rows(state, r.clone(), &mut dist.probs[r])?;
         }
-        dist.finish(simd, vocab, false);
+        dist.finish(simd, vocab, false, self.factors());
         Ok(())
     }
 
@@ -216,7 +225,7 @@ impl AheadJob {
                 }
                 dist.probs.extend_from_slice(&out.logits);
             }
-            dist.finish(simd, vocab, true);
+            dist.finish(simd, vocab, true, self.factors());
             let then = (0..dist.probs.len() as u32)
                 .filter(|&id| id != UNK && id != BOS && !vocab.is_word(id))
                 .max_by(|&a, &b| dist.probs[a as usize].total_cmp(&dist.probs[b as usize]));

@@ -34,10 +34,14 @@ impl Dist {
         }
     }
 
-    /// Logits → probabilities and the most probable words; `by_text` too
+    /// Logits → probabilities, rescaled by `factors` when given (the user's
+    /// rates, `engine::rates`), and the most probable words; `by_text` too
     /// when asked (work for a helper thread, ~15 us).
-    pub fn finish(&mut self, simd: Simd, vocab: &Vocab, by_text: bool) {
+    pub fn finish(&mut self, simd: Simd, vocab: &Vocab, by_text: bool, factors: Option<&[f32]>) {
         softmax(simd, &mut self.probs);
+        if let Some(f) = factors {
+            self.scale(f);
+        }
         self.top_words.clear();
         top_words(&self.probs, vocab, TOP_WORDS, &mut self.top_words);
         self.by_text.clear();
@@ -84,12 +88,9 @@ impl Dist {
             t.1 *= keep;
         }
     }
-}
 
-impl Dist {
-    /// Multiplies each token's probability by its factor and renormalizes
-    /// (the user's rates, `Engine::learn_rates`).
-    pub fn rescale(&mut self, factors: &[f32], vocab: &Vocab) {
+    /// Multiplies each token's probability by its factor and renormalizes.
+    fn scale(&mut self, factors: &[f32]) {
         if factors.len() != self.probs.len() {
             return;
         }
@@ -111,14 +112,6 @@ impl Dist {
         if sum > 0.0 {
             let inv = 1.0 / sum;
             self.probs.iter_mut().for_each(|p| *p *= inv);
-        }
-        self.top_words.clear();
-        top_words(&self.probs, vocab, TOP_WORDS, &mut self.top_words);
-        if !self.by_text.is_empty() {
-            let probs = &self.probs;
-            self.by_text.clear();
-            self.by_text
-                .extend(vocab.sorted_ids().iter().map(|&id| probs[id as usize]));
         }
     }
 }
@@ -151,7 +144,7 @@ mod tests {
     fn dist(v: &Vocab) -> Dist {
         let mut d = Dist::empty();
         d.probs = (0..v.len()).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
-        d.finish(Simd::detect(), v, true);
+        d.finish(Simd::detect(), v, true, None);
         d
     }
 
@@ -177,6 +170,31 @@ mod tests {
             .map(|&id| d.probs[id as usize])
             .collect();
         assert_eq!(d.by_text, by_text);
+    }
+
+    #[test]
+    fn factors_rescale_the_distribution_before_its_top_words_are_read() {
+        let v = vocab();
+        let logits: Vec<f32> = (0..v.len()).map(|i| ((i * 37) % 11) as f32 * 0.3).collect();
+        let mut plain = Dist::empty();
+        plain.probs = logits.clone();
+        plain.finish(Simd::detect(), &v, true, None);
+        // The last of the plain top words made 50 times as likely.
+        let low = plain.top_words.last().unwrap().0;
+        let mut factors = vec![1.0; v.len()];
+        factors[low as usize] = 50.0;
+        let mut d = Dist::empty();
+        d.probs = logits;
+        d.finish(Simd::detect(), &v, true, Some(&factors));
+        let sum: f32 = d.probs.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4, "still a distribution: {sum}");
+        let want = 50.0 * plain.probs[low as usize] / (1.0 + 49.0 * plain.probs[low as usize]);
+        assert!((d.probs[low as usize] - want).abs() < 1e-5);
+        assert_eq!(d.top_words[0].0, low, "read after the rescaling");
+        assert_eq!(
+            d.by_text[v.sorted_position(low).unwrap()],
+            d.probs[low as usize]
+        );
     }
 
     #[test]

@@ -467,6 +467,7 @@ impl Engine {
                 Vec::new(),
                 state.to_vec(),
                 backend.vocab_size(),
+                self.rates.shared(),
             );
             helper.post(job.clone());
             Some(job)
@@ -478,7 +479,7 @@ impl Engine {
                 dist.probs.resize(backend.vocab_size(), 0.0);
                 let r = backend.logits(state, &mut dist.probs);
                 if r.is_ok() {
-                    dist.finish(self.simd, vocab, false);
+                    dist.finish(self.simd, vocab, false, self.rates.factors());
                 }
                 r
             }
@@ -486,9 +487,6 @@ impl Engine {
         if let Err(e) = done {
             self.model_failed(e);
             return;
-        }
-        if let Some(f) = self.rates.factors() {
-            dist.rescale(f, vocab);
         }
         let t = &self.opts.tuning;
         dist.pointer_oov.clear();

@@ -40,6 +40,7 @@ impl Engine {
             vec![token],
             start,
             backend.vocab_size(),
+            self.rates.shared(),
         ));
     }
 

@@ -144,7 +144,8 @@ fn measure_unless(
 #[derive(Default)]
 pub(crate) struct Rates {
     sum: RateCounts,
-    factors: Option<Vec<f32>>,
+    /// Shared with the think-ahead thread's jobs (`AheadJob`).
+    factors: Option<Arc<Vec<f32>>>,
 }
 
 impl Rates {
@@ -158,7 +159,7 @@ impl Rates {
 
     fn update(&mut self, exponent: f32, cap: f32) {
         let cap = cap.max(1.0);
-        let f = self.factors.get_or_insert_with(Vec::new);
+        let f = Arc::make_mut(self.factors.get_or_insert_with(Default::default));
         f.clear();
         f.extend(
             self.sum
@@ -180,7 +181,12 @@ impl Rates {
 
     /// The model's distribution is multiplied by these (None: nothing learnt).
     pub fn factors(&self) -> Option<&[f32]> {
-        self.factors.as_deref()
+        self.factors.as_deref().map(Vec::as_slice)
+    }
+
+    /// The same, for another thread.
+    pub fn shared(&self) -> Option<Arc<Vec<f32>>> {
+        self.factors.clone()
     }
 
     /// Forgets one token's counts.
@@ -190,7 +196,11 @@ impl Rates {
             *c = 0.0;
             *e = 0.0;
         }
-        if let Some(f) = self.factors.as_mut().and_then(|f| f.get_mut(i)) {
+        if let Some(f) = self
+            .factors
+            .as_mut()
+            .and_then(|f| Arc::make_mut(f).get_mut(i))
+        {
             *f = 1.0;
         }
     }
