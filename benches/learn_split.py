@@ -16,8 +16,8 @@ lua: the Neovim completion plugins nvim-cmp and blink.cmp (../shared/vendor,
 not in the corpus), two of every three Lua files learnt, the third scored
 (the two plugins' scored files taking turns);
 added after the learning's constants were chosen, as a check on a language
-and kind of project they were not chosen on (no --dev counterpart; skipped
-where ../shared/vendor is absent).
+and kind of project they were not chosen on (skipped where ../shared/vendor
+is absent; its --dev counterpart, awesome's Lua, came later).
 manual: the GnuCash manuals (the Debian package gnucash-docs, English
 DocBook chapters as plain text; not in the corpus), two of every three
 chapters learnt, the third scored. A second prose source, of another kind
@@ -28,7 +28,8 @@ into ~/.cache/laya-bench (LAYA_BENCH_CACHE); skipped where that fails.
 --dev writes other documents of the same kinds of sources, to choose the
 learning's constants on (never the held-out ones above): release notes
 1.5-1.9 learnt and 2.0-2.19 scored; the crates h2 and hyper-util; the
-googlecloudsdk/calliope package."""
+googlecloudsdk/calliope package; the awesome window manager's Lua library
+(fetched like the manual)."""
 
 import glob
 import gzip
@@ -103,6 +104,8 @@ def code():
 
 
 def lua():
+    if DEV:
+        return awesome_lua()
     vendor = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "vendor")
     learn, scores = [], []
     for plugin in ("nvim-cmp", "blink.cmp"):
@@ -113,6 +116,19 @@ def lua():
     # The plugins' scored files take turns, so that the size cap keeps both.
     score = [d for pair in itertools.zip_longest(*scores) for d in pair if d is not None]
     return learn, score
+
+
+def awesome_lua():
+    """The dev counterpart of the Lua split: the awesome window manager's
+    Lua library (the Debian package awesome; not in the corpus), two of every
+    three files learnt, the third scored."""
+    try:
+        root = debs.unpacked(["awesome"], "awesome")
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"lua: awesome not available ({e})")
+        return [], []
+    files = sorted(glob.glob(os.path.join(root, "usr", "share", "awesome", "lib", "**", "*.lua"), recursive=True))
+    return thirds(files)
 
 
 def gnucash_chapters():
@@ -169,9 +185,8 @@ def capped(docs, limit):
 
 def main(out):
     os.makedirs(out, exist_ok=True)
-    kinds = [("prose", prose()), ("code", code()), ("python", python())]
+    kinds = [("prose", prose()), ("code", code()), ("python", python()), ("lua", lua())]
     if not DEV:
-        kinds.append(("lua", lua()))
         kinds.append(("manual", manual()))
     for kind, (learn, score) in kinds:
         if not score:
