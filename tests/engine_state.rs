@@ -154,3 +154,25 @@ fn cached_states_predict_like_a_fresh_read() {
     // The buffer words were counted the same way, and the model state is the same.
     assert_eq!(cands_live, cands_fresh);
 }
+
+#[test]
+fn a_far_edit_rereads_as_many_tokens_as_tuned() {
+    let f = Fixture::new("reread");
+    // 300 tokens of text: longer than any re-read below.
+    let text: String = (0..150).map(|i| format!("word{} the ", i % 100)).collect();
+    for (reread, want) in [(None, 64), (Some(16), 16), (Some(200), 200)] {
+        let mut opts = EngineOptions {
+            model_path: Some(f.weights.clone()),
+            threshold: Some(0.0),
+            ghost_words: 0,
+            ..EngineOptions::default()
+        };
+        if let Some(n) = reread {
+            opts.tuning.set(&format!("reread={n}")).unwrap();
+        }
+        let mut e = Engine::new(opts);
+        let (_, steps, reread) = ask(&mut e, 1, &text);
+        assert!(reread, "unknown text is re-read");
+        assert_eq!(steps, want, "tokens stepped by a far edit");
+    }
+}

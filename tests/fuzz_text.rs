@@ -10,7 +10,7 @@
 #[path = "support/fuzz.rs"]
 mod fuzz;
 
-use laya::engine::context::BufferContext;
+use laya::engine::context::{BufferContext, REREAD};
 use laya::model::cpu::CpuBackend;
 use laya::model::kernels::Simd;
 use laya::model::weights::{WeightType, Weights};
@@ -166,8 +166,13 @@ fn check_context(start: &str, edits: &[(Edit, f64)]) -> Result<(), TestCaseError
             }
             let before = &doc[..boundary(&doc, *cursor)];
             let (context, _) = split_prefix(before);
-            ctx.sync(context, Some(&m.vocab), Some((backend.as_mut(), &m.vocab)))
-                .map_err(|e| TestCaseError::fail(format!("sync failed: {e:#}")))?;
+            ctx.sync(
+                context,
+                Some(&m.vocab),
+                Some((backend.as_mut(), &m.vocab)),
+                REREAD,
+            )
+            .map_err(|e| TestCaseError::fail(format!("sync failed: {e:#}")))?;
             // A bounded window of tokens, whatever the document's length.
             prop_assert!(ctx.len() <= 512, "{} tokens kept", ctx.len());
             let state = ctx.state(hidden);

@@ -299,6 +299,7 @@ impl BufferContext {
         context: &str,
         vocab: Option<&Vocab>,
         mut model: Option<(&mut dyn Backend, &Vocab)>,
+        reread: usize,
     ) -> Result<SyncCost> {
         // Inside a word the context is unchanged (or lost a few characters at
         // its start because the caller's window slid): nothing to do.
@@ -317,8 +318,8 @@ impl BufferContext {
                 backend.step(&zero, BOS, &mut self.start_state)?;
             }
         }
-        let toks: Vec<Token> = tokenize_tail(context, TAIL).collect();
-        let new: Vec<u64> = toks.iter().map(token_hash).collect();
+        let mut toks: Vec<Token> = tokenize_tail(context, TAIL).collect();
+        let mut new: Vec<u64> = toks.iter().map(token_hash).collect();
         let mut cost = SyncCost::default();
         // Steps computed ahead from the current end state.
         let mut ahead = self.ahead.take().filter(|a| a.version == self.version);
@@ -343,7 +344,12 @@ impl BufferContext {
                 self.forget_tokens();
                 self.learn_lines(context, cold, vocab);
                 cost.reread = true;
-                new.len().saturating_sub(REREAD)
+                if reread > toks.len() {
+                    // A longer re-read than the alignment's tail: its tokens.
+                    toks = tokenize_tail(context, reread).collect();
+                    new = toks.iter().map(token_hash).collect();
+                }
+                new.len().saturating_sub(reread.max(1))
             }
         };
         for (i, t) in toks.iter().enumerate().skip(from) {
@@ -369,7 +375,7 @@ impl BufferContext {
                         // (KEEP, then at most REREAD stepped), in one
                         // allocation: doubling past KEEP would cost half
                         // as much again, a megabyte per buffer, for nothing.
-                        let most = n.max(KEEP + REREAD) * hidden;
+                        let most = n.max(KEEP + REREAD.max(reread)) * hidden;
                         self.states.reserve_exact(most - self.states.len());
                     }
                     self.states.resize(n * hidden, 0.0);
@@ -591,10 +597,11 @@ mod tests {
     #[test]
     fn learns_each_word_once() {
         let mut c = BufferContext::new();
-        c.sync("alpha beta ", None, None).unwrap();
-        c.sync("alpha beta ", None, None).unwrap();
-        c.sync("alpha beta gamma ", None, None).unwrap();
-        c.sync("alpha beta gamma alpha ", None, None).unwrap();
+        c.sync("alpha beta ", None, None, REREAD).unwrap();
+        c.sync("alpha beta ", None, None, REREAD).unwrap();
+        c.sync("alpha beta gamma ", None, None, REREAD).unwrap();
+        c.sync("alpha beta gamma alpha ", None, None, REREAD)
+            .unwrap();
         let mut w = WordCache::new();
         for x in ["alpha", "beta", "gamma", "alpha"] {
             w.add(x);

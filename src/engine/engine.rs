@@ -372,13 +372,17 @@ impl Engine {
             _ => None,
         };
         let neural = model.is_some();
-        self.last_cost = match entry.ctx.sync(context, self.vocab.as_deref(), model) {
+        let reread = self.opts.tuning.reread.max(1.0) as usize;
+        self.last_cost = match entry
+            .ctx
+            .sync(context, self.vocab.as_deref(), model, reread)
+        {
             Ok(c) => c,
             Err(e) => {
                 self.model_failed(e);
                 entry
                     .ctx
-                    .sync(context, self.vocab.as_deref(), None)
+                    .sync(context, self.vocab.as_deref(), None, reread)
                     .unwrap_or_default()
             }
         };

@@ -92,6 +92,9 @@ pub struct Tuning {
     pub user_rates: f32,
     /// Bound of that factor either way.
     pub user_rates_cap: f32,
+    /// Tokens a far edit re-reads from `<s>` (`context::REREAD` by default):
+    /// more gives the state more of the text before, at one model step each.
+    pub reread: f32,
 }
 
 /// What happens to a top candidate the user saw and typed past: it is not
@@ -198,6 +201,7 @@ impl Default for Tuning {
             // +0.24 / +0.08 at 0.7 point less prose ghost precision).
             user_rates: 0.5,
             user_rates_cap: 10.0,
+            reread: super::context::REREAD as f32,
         }
     }
 }
@@ -262,6 +266,7 @@ impl Tuning {
             "rejected_min" => &mut self.rejected_min,
             "user_rates" => &mut self.user_rates,
             "user_rates_cap" => &mut self.user_rates_cap,
+            "reread" => &mut self.reread,
             _ => return None,
         })
     }
