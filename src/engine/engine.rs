@@ -173,6 +173,9 @@ impl Engine {
                 }
             }
         }
+        // A large text (a project learnt) would leave its pairs in the map
+        // at four times the bytes of the frozen arrays.
+        self.user_bigrams.compact_if_large();
     }
 
     /// Measures `text` at once for the user's rates (`rates`; `laya

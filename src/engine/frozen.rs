@@ -237,6 +237,43 @@ impl FrozenPairs {
         (0..self.keys.len()).filter(|&i| !self.gone[i])
     }
 
+    /// Appends an entry, keys in increasing order: `key`'s followers in
+    /// order with their counts, its total and the clock of its last pair
+    /// (`BigramCache::compact`).
+    pub fn push<'a>(
+        &mut self,
+        key: Key,
+        total: u32,
+        last: u64,
+        followers: impl Iterator<Item = (&'a str, u32)>,
+    ) {
+        debug_assert!(self.keys.last().is_none_or(|&k| k < key), "keys in order");
+        let start = self.followers.len() as u32;
+        for (w, n) in followers {
+            let at = self.text.len() as u32;
+            self.text.push_str(w);
+            self.followers.push((at, w.len() as u32, n));
+        }
+        self.keys.push(key);
+        self.spans.push(Span {
+            start,
+            len: self.followers.len() as u32 - start,
+            total,
+            last,
+        });
+        self.gone.push(false);
+        self.live += 1;
+    }
+
+    /// Gives back the room `push` reserved beyond what is held.
+    pub fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.keys.shrink_to_fit();
+        self.spans.shrink_to_fit();
+        self.followers.shrink_to_fit();
+        self.gone.shrink_to_fit();
+    }
+
     /// Estimated heap bytes.
     pub fn bytes(&self) -> usize {
         self.text.capacity()

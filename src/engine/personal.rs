@@ -102,6 +102,7 @@ impl Engine {
                 self.user_bigrams.add_count(*k, w, n);
             }
         }
+        self.user_bigrams.compact_if_large();
     }
 
     /// Takes `history` as everything the user's history holds (what was
