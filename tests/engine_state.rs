@@ -160,7 +160,9 @@ fn a_far_edit_rereads_as_many_tokens_as_tuned() {
     let f = Fixture::new("reread");
     // 300 tokens of text: longer than any re-read below.
     let text: String = (0..150).map(|i| format!("word{} the ", i % 100)).collect();
-    for (reread, want) in [(None, 64), (Some(16), 16), (Some(200), 200)] {
+    // Fewer than 32 (what an alignment compares) would make every later
+    // keystroke re-read: 16 reads 32.
+    for (reread, want) in [(None, 64), (Some(40), 40), (Some(16), 32), (Some(200), 200)] {
         let mut opts = EngineOptions {
             model_path: Some(f.weights.clone()),
             threshold: Some(0.0),
@@ -174,5 +176,8 @@ fn a_far_edit_rereads_as_many_tokens_as_tuned() {
         let (_, steps, reread) = ask(&mut e, 1, &text);
         assert!(reread, "unknown text is re-read");
         assert_eq!(steps, want, "tokens stepped by a far edit");
+        // The next word aligns with what was read: one step.
+        let (_, steps, reread) = ask(&mut e, 1, &format!("{text}word7 "));
+        assert_eq!((steps, reread), (1, false), "after reading {want} tokens");
     }
 }

@@ -344,12 +344,15 @@ impl BufferContext {
                 self.forget_tokens();
                 self.learn_lines(context, cold, vocab);
                 cost.reread = true;
+                // Fewer than CHECK tokens could never be aligned with: every
+                // later keystroke would re-read again.
+                let reread = reread.max(CHECK);
                 if reread > toks.len() {
                     // A longer re-read than the alignment's tail: its tokens.
                     toks = tokenize_tail(context, reread).collect();
                     new = toks.iter().map(token_hash).collect();
                 }
-                new.len().saturating_sub(reread.max(1))
+                new.len().saturating_sub(reread)
             }
         };
         for (i, t) in toks.iter().enumerate().skip(from) {
