@@ -355,6 +355,8 @@ impl BufferContext {
                 new.len().saturating_sub(reread)
             }
         };
+        // Tokens stepped below: at most REREAD, or the tuned re-read.
+        let stepping = toks.len() - from;
         for (i, t) in toks.iter().enumerate().skip(from) {
             let undo = self.learn_token(context, t, cost.reread, vocab);
             self.undo.push(undo);
@@ -378,7 +380,7 @@ impl BufferContext {
                         // (KEEP, then at most REREAD stepped), in one
                         // allocation: doubling past KEEP would cost half
                         // as much again, a megabyte per buffer, for nothing.
-                        let most = n.max(KEEP + REREAD.max(reread)) * hidden;
+                        let most = n.max(KEEP + REREAD.max(stepping)) * hidden;
                         self.states.reserve_exact(most - self.states.len());
                     }
                     self.states.resize(n * hidden, 0.0);

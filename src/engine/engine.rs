@@ -375,7 +375,7 @@ impl Engine {
             _ => None,
         };
         let neural = model.is_some();
-        let reread = self.opts.tuning.reread.max(1.0) as usize;
+        let reread = self.opts.tuning.reread as usize;
         self.last_cost = match entry
             .ctx
             .sync(context, self.vocab.as_deref(), model, reread)
