@@ -29,6 +29,13 @@ pub struct BenchArgs {
     /// Also time the answers to the next keys after each answer
     #[arg(long)]
     pub next_keys: bool,
+    /// Run the engine as the host does: with its helper thread, which
+    /// computes part of each output layer alongside the engine and, after
+    /// each answer, steps ahead over the likely word (`Engine::think_ahead`).
+    /// The next keystroke comes when the helper is done, as it does for
+    /// anyone typing slower than a key every few milliseconds
+    #[arg(long)]
+    pub as_host: bool,
     /// Print per-keystroke costs of slow or re-reading keystrokes on stderr
     #[arg(long)]
     pub debug: bool,
@@ -75,7 +82,8 @@ fn rss_kb() -> (u64, u64) {
 /// One configuration, in this process: prints one JSON line.
 fn child(a: &BenchArgs, text: &str) -> i32 {
     let (keystrokes, window) = (a.keystrokes, a.window);
-    let options = a.engine.options();
+    let mut options = a.engine.options();
+    options.think_ahead = a.as_host;
     let t0 = Instant::now();
     let mut engine = Engine::new(options.clone());
     let new_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -125,6 +133,11 @@ fn child(a: &BenchArgs, text: &str) -> i32 {
         });
         let us = t.elapsed().as_secs_f64() * 1e6;
         let cpu = thread_cpu_us() - c;
+        if a.as_host {
+            // Between keystrokes, untimed: the host's guesswork for the next one.
+            engine.think_ahead(1);
+            engine.wait_ahead();
+        }
         (us, cpu, p)
     };
     for p in 1..n {
@@ -269,6 +282,9 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
     if a.next_keys {
         shared.push("--next-keys".into());
     }
+    if a.as_host {
+        shared.push("--as-host".into());
+    }
     if a.debug {
         shared.push("--debug".into());
     }
@@ -281,6 +297,9 @@ pub(crate) fn run(a: &BenchArgs) -> i32 {
         a.window
     );
     println!("Latency: wall p50 / p99 µs, then [thread CPU p50 / p99 µs].");
+    if a.as_host {
+        println!("As the host runs it: a helper thread beside the engine (its CPU time is not in the brackets), thinking ahead between keystrokes.");
+    }
     println!("| backend | dtype | load+warm ms | inside word | word boundary | far edit | steps per boundary / far edit | step µs | output layer µs | RSS MB (peak) |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for c in configs {

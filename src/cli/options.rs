@@ -128,6 +128,10 @@ pub struct EngineArgs {
     /// Widest SIMD instruction set of the CPU kernels
     #[arg(long, value_enum, default_value_t)]
     pub simd: SimdArg,
+    /// Threads the model may use for one computation: the cpu backend
+    /// steps a re-read (after a far edit) on two
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub model_threads: u32,
 }
 
 impl EngineArgs {
@@ -141,6 +145,7 @@ impl EngineArgs {
             neural: !self.no_model,
             threshold: self.threshold,
             code_threshold: self.code_threshold,
+            model_threads: self.model_threads as usize,
             ..EngineOptions::default()
         };
         if let Some(n) = self.ghost_words {
@@ -176,6 +181,7 @@ impl EngineArgs {
             let v = self.simd.to_possible_value().expect("no skipped values");
             a.extend(["--simd".into(), v.get_name().to_string()]);
         }
+        a.extend(["--model-threads".into(), self.model_threads.to_string()]);
         a
     }
 }

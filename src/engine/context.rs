@@ -369,42 +369,44 @@ impl BufferContext {
                 (model.is_some() && id == crate::text::vocab::UNK && t.kind == TokenKind::Word)
                     .then(|| t.text.into()),
             );
-            if let Some((backend, vocab)) = model.as_mut() {
-                let n = self.hashes.len();
-                let (prev, next) = if n == 1 {
-                    self.states.resize(hidden, 0.0);
-                    (self.start_state.as_slice(), &mut self.states[..])
-                } else {
-                    if self.states.capacity() < n * hidden {
-                        // Room for the most tokens held between two trims
-                        // (KEEP, then at most REREAD stepped), in one
-                        // allocation: doubling past KEEP would cost half
-                        // as much again, a megabyte per buffer, for nothing.
-                        let most = n.max(KEEP + REREAD.max(stepping)) * hidden;
-                        self.states.reserve_exact(most - self.states.len());
-                    }
-                    self.states.resize(n * hidden, 0.0);
-                    let (a, b) = self.states.split_at_mut((n - 1) * hidden);
-                    (&a[(n - 2) * hidden..], b)
-                };
-                let id = vocab.id(t);
-                // The k-th new token can take the k-th step ahead while
-                // the tokens so far were the ones stepped.
-                let k = i - from;
-                match ahead.as_ref().and_then(|a| a.steps.get(k)) {
-                    Some((token, state)) if *token == id && state.len() == hidden => {
-                        next.copy_from_slice(state);
-                        continue;
-                    }
-                    _ => ahead = None,
-                }
-                if let Err(e) = backend.step(prev, id, next) {
-                    self.forget_tokens();
-                    self.last_context.clear();
-                    return Err(e);
-                }
-                cost.steps += 1;
+        }
+        if let Some((backend, _)) = model.as_mut() {
+            let n = self.hashes.len();
+            let first = n - stepping;
+            if self.states.capacity() < n * hidden {
+                // Room for the most tokens held between two trims (KEEP,
+                // then at most REREAD stepped), in one allocation: doubling
+                // past KEEP would cost half as much again, a megabyte per
+                // buffer, for nothing.
+                let most = n.max(KEEP + REREAD.max(stepping)) * hidden;
+                self.states.reserve_exact(most - self.states.len());
             }
+            self.states.resize(n * hidden, 0.0);
+            // The k-th new token can take the k-th step ahead while the
+            // tokens so far were the ones stepped.
+            let mut taken = 0;
+            if let Some(a) = &ahead {
+                for (k, (token, state)) in a.steps.iter().enumerate().take(stepping) {
+                    if *token != self.ids[first + k] || state.len() != hidden {
+                        break;
+                    }
+                    let at = (first + k) * hidden;
+                    self.states[at..at + hidden].copy_from_slice(state);
+                    taken += 1;
+                }
+            }
+            let from = first + taken;
+            let (before, after) = self.states.split_at_mut(from * hidden);
+            let prev = match from {
+                0 => self.start_state.as_slice(),
+                _ => &before[(from - 1) * hidden..],
+            };
+            if let Err(e) = backend.steps(prev, &self.ids[from..], after) {
+                self.forget_tokens();
+                self.last_context.clear();
+                return Err(e);
+            }
+            cost.steps += n - from;
         }
         if let (true, Some((_, v))) = (at_end, model.as_ref()) {
             cost.appended = match &toks[from..] {

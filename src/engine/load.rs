@@ -63,9 +63,10 @@ pub(crate) fn load(opts: &EngineOptions, info: &mut EngineInfo) -> Loaded {
                 info.model_path = Some(w.clone());
                 match model::load_backend_noting(w, &v, opts.backend, opts.dtype) {
                     Ok(model::LoadedBackend {
-                        backend: b,
+                        backend: mut b,
                         fallback,
                     }) => {
+                        b.set_threads(opts.model_threads);
                         info.backend_error = fallback.map(LoadError::BackendFallback);
                         info.backend = b.name().into();
                         info.device = b.device();

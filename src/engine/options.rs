@@ -318,6 +318,9 @@ pub struct EngineOptions {
     /// A helper thread for model work (see `Engine::think_ahead`), when the
     /// backend can share its weights with one.
     pub think_ahead: bool,
+    /// Threads the backend may use for one computation (`Backend::set_threads`:
+    /// the cpu backend steps a re-read on two).
+    pub model_threads: usize,
     /// Ranking constants.
     pub tuning: Tuning,
 }
@@ -335,6 +338,7 @@ impl Default for EngineOptions {
             ghost_inside_words: false,
             corrections: true,
             think_ahead: false,
+            model_threads: 2,
             tuning: Tuning::default(),
         }
     }

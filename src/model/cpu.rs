@@ -1,7 +1,10 @@
 //! The `cpu` backend: the GRU step and the tied output layer of FORMAT.md in
-//! pure Rust, single-threaded, on f32, bf16 or int8 weights. Matrices are read
-//! in place from the model file's bytes (held by `Weights`) when its dtype is
-//! the one asked for; otherwise converted once.
+//! pure Rust, on f32, bf16 or int8 weights: one thread, and a second for
+//! long chains of steps (`pair`). Matrices are read in place from the model
+//! file's bytes (held by `Weights`) when its dtype is the one asked for;
+//! otherwise converted once.
+
+mod pair;
 
 use super::kernels::{gru_update, matvec_bf16, matvec_f32, matvec_i8, quantize_i16, Simd};
 use super::quant::{from_bf16, quantize_rows, to_bf16};
@@ -18,6 +21,11 @@ use std::sync::{Arc, OnceLock};
 /// from memory. Ids below 512 are ~78% of prose tokens, ~88% of code;
 /// all 512 kept cost 512 · 3H · 4 bytes (4.7 MB at H = 768).
 const KEPT_INPUT_GATES: usize = 512;
+
+/// Chains of at least this many steps (`Backend::steps`) are computed on
+/// two threads, each computing half of every step's hidden units; shorter
+/// ones are not worth waking the second thread for.
+const PAIRED_CHAIN: usize = 8;
 
 /// Matrix storage: a byte range of the model file, or owned (converted) values.
 enum Buf<T> {
@@ -137,9 +145,7 @@ struct Model {
 pub struct CpuBackend {
     m: Arc<Model>,
     // Scratch, so a step allocates nothing.
-    x: Vec<f32>,
-    gx: Vec<f32>,
-    gh: Vec<f32>,
+    scratch: StepScratch,
     y: Vec<f32>,
     /// The state `y` was projected from, so the output layer computed in
     /// pieces (`logits_rows` on the same state) projects it once.
@@ -147,7 +153,32 @@ pub struct CpuBackend {
     /// `y` quantized for an int8 output layer, once for all its pieces
     /// (scale None until the first piece of a new `y`).
     yq: (Vec<i16>, Option<f32>),
+    /// The thread computing half of each step of a long chain, started on
+    /// the first such chain when `threads` allows it.
+    partner: Option<pair::Partner>,
+    /// Threads a chain of steps may use (1 for a `fork`: helper threads
+    /// keep to one core).
+    threads: usize,
+    units: UnitScratch,
+}
+
+/// Scratch of a whole step.
+struct StepScratch {
+    x: Vec<f32>,
+    gx: Vec<f32>,
+    gh: Vec<f32>,
     q16: Vec<i16>,
+}
+
+/// Scratch for one band of hidden units' share of a step (`Model::step_units`).
+#[derive(Default)]
+struct UnitScratch {
+    x: Vec<f32>,
+    xq: Vec<i16>,
+    hq: Vec<i16>,
+    gx: Vec<f32>,
+    gh: Vec<f32>,
+    b: Vec<f32>,
 }
 
 impl CpuBackend {
@@ -177,22 +208,71 @@ impl CpuBackend {
             weights: Some(weights),
         }
         .drop_file_if_unused();
-        CpuBackend::with_scratch(Arc::new(m))
+        let mut b = CpuBackend::with_scratch(Arc::new(m));
+        b.threads = 2;
+        b
     }
 
     fn with_scratch(m: Arc<Model>) -> CpuBackend {
         let (e, h) = (m.proj.rows, m.wh.cols);
         CpuBackend {
-            x: vec![0.0; e],
-            gx: vec![0.0; 3 * h],
-            gh: vec![0.0; 3 * h],
+            scratch: StepScratch {
+                x: vec![0.0; e],
+                gx: vec![0.0; 3 * h],
+                gh: vec![0.0; 3 * h],
+                q16: Vec::with_capacity(h.max(e)),
+            },
             y: vec![0.0; e],
             y_of: Vec::new(),
             yq: (Vec::with_capacity(e), None),
-            q16: Vec::with_capacity(h.max(e)),
+            partner: None,
+            threads: 1,
+            units: UnitScratch::default(),
             m,
         }
     }
+}
+
+/// A step's arguments checked against the model.
+fn check_step(m: &Model, h: &[f32], token: u32, h_out: &[f32]) -> Result<()> {
+    let hd = m.wh.cols;
+    if h.len() != hd || h_out.len() != hd {
+        bail!(
+            "cpu backend: state has length {} / {}, expected {hd}",
+            h.len(),
+            h_out.len()
+        );
+    }
+    if token as usize >= m.embed.rows {
+        bail!(
+            "cpu backend: token id {token} out of range (vocabulary has {})",
+            m.embed.rows
+        );
+    }
+    Ok(())
+}
+
+/// One whole step on this thread: `h_out` = GRU(h, token).
+fn step_alone(
+    m: &Model,
+    s: &mut StepScratch,
+    h: &[f32],
+    token: u32,
+    h_out: &mut [f32],
+) -> Result<()> {
+    check_step(m, h, token, h_out)?;
+    let map = m.map();
+    let gx: &[f32] = match m.kept_gates(token, &mut s.x, &mut s.q16) {
+        Some(kept) => kept,
+        None => {
+            row(&m.embed, map, token as usize, &mut s.x);
+            apply(m.simd, &m.wx, map, &s.x, &mut s.q16, &mut s.gx);
+            &s.gx
+        }
+    };
+    apply(m.simd, &m.wh, map, h, &mut s.q16, &mut s.gh);
+    gru_update(m.simd, gx, &s.gh, &m.gru_b, &m.bhn, h, h_out);
+    Ok(())
 }
 
 /// `out = m · x` for any matrix storage.
@@ -252,6 +332,100 @@ fn row(m: &Matrix, map: &[u8], r: usize, out: &mut [f32]) {
 }
 
 impl Model {
+    fn map(&self) -> &[u8] {
+        self.weights.as_ref().map_or(&[][..], Weights::all_bytes)
+    }
+
+    /// The kept input gates of `token` (computed now if not yet), None for
+    /// a token whose gates are not kept.
+    fn kept_gates(&self, token: u32, x: &mut Vec<f32>, q16: &mut Vec<i16>) -> Option<&[f32]> {
+        let kept = self.input_gates.get(token as usize)?;
+        Some(kept.get_or_init(|| {
+            let mut v = vec![0.0; self.wx.rows];
+            x.resize(self.wx.cols, 0.0);
+            row(&self.embed, self.map(), token as usize, x);
+            apply(self.simd, &self.wx, self.map(), x, q16, &mut v);
+            v.into_boxed_slice()
+        }))
+    }
+
+    /// Whether the hidden units split in two bands that compute exactly
+    /// what one step does: every band of gate rows starts and ends on the
+    /// kernels' row groups (4) and the update's vector width (8).
+    fn splits_in_two(&self) -> bool {
+        self.wh.cols.is_multiple_of(16)
+    }
+
+    /// The new values of hidden units `units` only (into `out`, one per
+    /// unit) after stepping `h` over `token`: the rows of those units'
+    /// three gates and their update. Each row is computed alone by the same
+    /// kernels as `step`'s, so any split of the units gives `step`'s numbers
+    /// (`splits_in_two`).
+    fn step_units(
+        &self,
+        s: &mut UnitScratch,
+        h: &[f32],
+        token: u32,
+        units: Range<usize>,
+        out: &mut [f32],
+    ) {
+        let (map, hd, m) = (self.map(), h.len(), units.len());
+        let band = |g: usize| g * hd + units.start..g * hd + units.end;
+        s.gx.resize(3 * m, 0.0);
+        s.gh.resize(3 * m, 0.0);
+        s.b.clear();
+        for g in 0..3 {
+            s.b.extend_from_slice(&self.gru_b[band(g)]);
+        }
+        let kept = self.input_gates.get(token as usize).and_then(OnceLock::get);
+        match kept {
+            Some(gates) => {
+                for g in 0..3 {
+                    s.gx[g * m..(g + 1) * m].copy_from_slice(&gates[band(g)]);
+                }
+            }
+            None => {
+                s.x.resize(self.wx.cols, 0.0);
+                row(&self.embed, map, token as usize, &mut s.x);
+                let mut xs = None;
+                for g in 0..3 {
+                    let out = &mut s.gx[g * m..(g + 1) * m];
+                    apply_rows(
+                        self.simd,
+                        &self.wx,
+                        map,
+                        band(g),
+                        &s.x,
+                        (&mut s.xq, &mut xs),
+                        out,
+                    );
+                }
+            }
+        }
+        let mut hs = None;
+        for g in 0..3 {
+            let out = &mut s.gh[g * m..(g + 1) * m];
+            apply_rows(
+                self.simd,
+                &self.wh,
+                map,
+                band(g),
+                h,
+                (&mut s.hq, &mut hs),
+                out,
+            );
+        }
+        gru_update(
+            self.simd,
+            &s.gx,
+            &s.gh,
+            &s.b,
+            &self.bhn[units.clone()],
+            &h[units],
+            out,
+        );
+    }
+
     fn drop_file_if_unused(mut self) -> Model {
         let in_file = |m: &Matrix| {
             matches!(
@@ -281,8 +455,12 @@ impl Backend for CpuBackend {
             Some(q) => format!(" of {}", q.describe()),
             None => String::new(),
         };
+        let threads = match self.threads >= 2 && self.m.splits_in_two() {
+            true => "a second thread for re-reads",
+            false => "1 thread",
+        };
         format!(
-            "cpu {}{of} ({}, 1 thread)",
+            "cpu {}{of} ({}, {threads})",
             self.m.dtype.as_str(),
             self.m.simd.as_str()
         )
@@ -301,45 +479,71 @@ impl Backend for CpuBackend {
     }
 
     fn fork(&self) -> Option<Box<dyn Backend>> {
+        // A fork (the think-ahead thread's) keeps to one thread.
         Some(Box::new(CpuBackend::with_scratch(self.m.clone())))
     }
 
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
+        step_alone(&self.m, &mut self.scratch, h, token, h_out)
+    }
+
+    fn steps(&mut self, h: &[f32], tokens: &[u32], out: &mut [f32]) -> Result<()> {
         let hd = self.hidden_dim();
-        if h.len() != hd || h_out.len() != hd {
+        if out.len() != tokens.len() * hd {
             bail!(
-                "cpu backend: state has length {} / {}, expected {hd}",
-                h.len(),
-                h_out.len()
+                "cpu backend: {} values for the states after {} tokens (hidden {hd})",
+                out.len(),
+                tokens.len()
             );
         }
-        if token as usize >= self.m.embed.rows {
-            bail!(
-                "cpu backend: token id {token} out of range (vocabulary has {})",
-                self.m.embed.rows
-            );
-        }
-        let map = self.m.weights.as_ref().map_or(&[][..], Weights::all_bytes);
-        let m = &*self.m;
-        let (x, q16, gx) = (&mut self.x, &mut self.q16, &mut self.gx);
-        let mut input_gates = |gx: &mut Vec<f32>| {
-            row(&m.embed, map, token as usize, x);
-            apply(m.simd, &m.wx, map, x, q16, gx);
-        };
-        let gx: &[f32] = match m.input_gates.get(token as usize) {
-            Some(kept) => kept.get_or_init(|| {
-                let mut v = vec![0.0; 3 * hd];
-                input_gates(&mut v);
-                v.into_boxed_slice()
-            }),
-            None => {
-                input_gates(gx);
-                gx
+        let paired = tokens.len() >= PAIRED_CHAIN && self.threads >= 2 && self.m.splits_in_two();
+        if paired && self.partner.is_none() {
+            self.partner = pair::Partner::start(self.m.clone());
+            if self.partner.is_none() {
+                // No thread to be had: one core from now on.
+                self.threads = 1;
             }
-        };
-        apply(m.simd, &m.wh, map, h, &mut self.q16, &mut self.gh);
-        gru_update(m.simd, gx, &self.gh, &m.gru_b, &m.bhn, h, h_out);
-        Ok(())
+        }
+        let mut partner = self.partner.as_mut().filter(|_| paired);
+        if let Some(p) = partner.as_mut() {
+            p.begin();
+        }
+        let mut result = Ok(());
+        for (k, &token) in tokens.iter().enumerate() {
+            let (done, rest) = out.split_at_mut(k * hd);
+            let prev = if k == 0 { h } else { &done[(k - 1) * hd..] };
+            let next = &mut rest[..hd];
+            match partner.as_mut().filter(|p| p.taking_part()) {
+                Some(p) => {
+                    if let Err(e) = check_step(&self.m, prev, token, next) {
+                        result = Err(e);
+                        break;
+                    }
+                    // Kept gates are computed once, whole, as `step` does.
+                    let _ = self
+                        .m
+                        .kept_gates(token, &mut self.scratch.x, &mut self.scratch.q16);
+                    p.step(&self.m, &mut self.units, prev, token, next);
+                }
+                None => {
+                    if let Err(e) = step_alone(&self.m, &mut self.scratch, prev, token, next) {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(p) = partner {
+            p.end();
+        }
+        result
+    }
+
+    fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+        if self.threads < 2 {
+            self.partner = None;
+        }
     }
 
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()> {
@@ -366,7 +570,7 @@ impl Backend for CpuBackend {
                 &self.m.proj,
                 map,
                 h,
-                &mut self.q16,
+                &mut self.scratch.q16,
                 &mut self.y,
             );
             for (y, b) in self.y.iter_mut().zip(&self.m.proj_b) {

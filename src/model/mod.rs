@@ -19,6 +19,33 @@ pub trait Backend: Send {
     fn hidden_dim(&self) -> usize;
     /// Advance `h` (len hidden_dim) by one token: `h_out` = GRU(h, token).
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()>;
+    /// Steps `h` over `tokens` in turn: `out` (len tokens.len() ·
+    /// hidden_dim) receives the state after each, the same states as
+    /// `step` one token at a time. A long chain (the re-read after a far
+    /// edit) is where a backend may use a second core (`set_threads`).
+    fn steps(&mut self, h: &[f32], tokens: &[u32], out: &mut [f32]) -> Result<()> {
+        let hd = self.hidden_dim();
+        if h.len() != hd || out.len() != tokens.len() * hd {
+            bail!(
+                "steps: state of length {} and {} values for {} tokens (hidden {hd})",
+                h.len(),
+                out.len(),
+                tokens.len()
+            );
+        }
+        for (k, &token) in tokens.iter().enumerate() {
+            let (done, rest) = out.split_at_mut(k * hd);
+            let prev = if k == 0 { h } else { &done[(k - 1) * hd..] };
+            self.step(prev, token, &mut rest[..hd])?;
+        }
+        Ok(())
+    }
+    /// At most this many threads for one computation (at least 1). The cpu
+    /// backend computes long chains of `steps` on two when allowed; others
+    /// ignore it.
+    fn set_threads(&mut self, threads: usize) {
+        let _ = threads;
+    }
     /// Full-vocabulary logits for state `h` into `logits` (len vocab_size).
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()>;
     /// Logits of the tokens `rows` only (ids in that range) into `out`

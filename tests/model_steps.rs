@@ -1,0 +1,150 @@
+//! Chains of steps (`Backend::steps`): the cpu backend computes a long one on
+//! two threads, half of the hidden units each; the states must be exactly
+//! those of one step at a time on one thread, in every dtype, for tokens
+//! whose input gates are kept and for those computed each time.
+
+use laya::model::cpu::CpuBackend;
+use laya::model::testgen::{write_random_weights, Rng};
+use laya::model::weights::{WeightType, Weights};
+use laya::model::{vocab_path_for, Backend};
+use laya::text::vocab::Vocab;
+use std::path::Path;
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Dir;
+
+/// One step at a time, on one thread.
+fn one_by_one(b: &mut dyn Backend, h0: &[f32], tokens: &[u32]) -> Vec<f32> {
+    b.set_threads(1);
+    let hd = b.hidden_dim();
+    let mut out = vec![0.0; tokens.len() * hd];
+    let mut h = h0.to_vec();
+    for (k, &t) in tokens.iter().enumerate() {
+        b.step(&h, t, &mut out[k * hd..(k + 1) * hd]).unwrap();
+        h.copy_from_slice(&out[k * hd..(k + 1) * hd]);
+    }
+    out
+}
+
+fn assert_same_bits(a: &[f32], b: &[f32], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(x.to_bits(), y.to_bits(), "{what}: value {i}: {x} vs {y}");
+    }
+}
+
+fn backend(path: &Path, dtype: Option<WeightType>) -> CpuBackend {
+    let vocab = Vocab::load(&vocab_path_for(path)).unwrap();
+    CpuBackend::new(Weights::open(path, Some(&vocab)).unwrap(), dtype)
+}
+
+#[test]
+fn a_chain_on_two_threads_gives_the_states_of_one_step_at_a_time() {
+    let dir = Dir::new("model-steps");
+    // More tokens than the 512 whose input gates are kept.
+    let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
+    for i in 0..900 {
+        vocab.push_str(&format!("t{i}\n"));
+    }
+    let v = vocab.lines().count();
+    let mut rng = Rng::new(5);
+    let tokens: Vec<u32> = (0..150).map(|_| rng.below(v) as u32).collect();
+    assert!(tokens.iter().any(|&t| t < 512) && tokens.iter().any(|&t| t >= 512));
+    for (file, run) in [
+        (WeightType::F32, None),
+        (WeightType::Bf16, None),
+        (WeightType::Int8, None),
+        (WeightType::F32, Some(WeightType::Int8)),
+    ] {
+        let path = dir.path.join(format!("m-{}.safetensors", file.as_str()));
+        write_random_weights(&vocab, &path, 32, 64, file, 3).unwrap();
+        let what = format!("file {} run {:?}", file.as_str(), run);
+        let mut paired = backend(&path, run);
+        let mut single = backend(&path, run);
+        let h0: Vec<f32> = (0..64).map(|i| (i as f32 * 0.37).sin() * 0.5).collect();
+        let want = one_by_one(&mut single, &h0, &tokens);
+        // Several chains: the second half comes from the partner when it
+        // is awake and from the caller when not; either way the same.
+        for round in 0..5 {
+            let mut got = vec![0.0; want.len()];
+            paired.steps(&h0, &tokens, &mut got).unwrap();
+            assert_same_bits(&got, &want, &format!("{what}, chain {round}"));
+        }
+        // A short chain (one thread) and a bad one.
+        let mut got = vec![0.0; 3 * 64];
+        paired.steps(&h0, &tokens[..3], &mut got).unwrap();
+        assert_same_bits(&got, &want[..3 * 64], &what);
+        let mut short = vec![0.0; 64];
+        assert!(paired.steps(&h0, &tokens[..3], &mut short).is_err());
+        assert!(paired
+            .steps(&h0, &[v as u32; 9], &mut vec![0.0; 9 * 64])
+            .is_err());
+    }
+}
+
+#[test]
+fn the_default_model_steps_a_re_read_the_same_on_two_threads() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/laya-default.safetensors");
+    let vocab = Vocab::load(&vocab_path_for(&path)).unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/heldout-code.txt"),
+    )
+    .unwrap();
+    let tokens: Vec<u32> = laya::text::tokenizer::tokenize(&text[..4000])
+        .map(|t| vocab.id(&t))
+        .take(64)
+        .collect();
+    assert_eq!(tokens.len(), 64);
+    let mut paired = backend(&path, None);
+    let mut single = backend(&path, None);
+    let hd = paired.hidden_dim();
+    let h0 = vec![0.0; hd];
+    let want = one_by_one(&mut single, &h0, &tokens);
+    let mut got = vec![0.0; want.len()];
+    paired.steps(&h0, &tokens, &mut got).unwrap();
+    assert_same_bits(&got, &want, "laya-default, int8");
+}
+
+#[test]
+fn an_engine_answers_the_same_with_one_thread_or_two() {
+    use laya::engine::{Engine, EngineOptions, Request};
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/heldout-code.txt"),
+    )
+    .unwrap();
+    let at: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let cuts: Vec<(usize, usize)> = (2000..at.len())
+        .step_by(997)
+        .take(40)
+        .map(|i| (at[i - 2000], at[i]))
+        .collect();
+    let answers = |threads: usize| {
+        let mut e = Engine::new(EngineOptions {
+            model_threads: threads,
+            ..EngineOptions::default()
+        });
+        assert!(e.info().device.contains(if threads == 2 {
+            "a second thread for re-reads"
+        } else {
+            "1 thread"
+        }));
+        // Jumps from place to place: each one a re-read of 64 tokens.
+        let mut out = Vec::new();
+        for &(from, to) in &cuts {
+            let p = e.predict(&Request {
+                buffer: 1,
+                before: &text[from..to],
+                filetype: "",
+                kind: Default::default(),
+                k: 3,
+                seen_last: true,
+                learn: true,
+            });
+            assert!(e.last_cost().steps >= 32, "a far edit re-reads");
+            out.push((p.candidates, p.ghost));
+        }
+        out
+    };
+    assert_eq!(answers(1), answers(2));
+}
