@@ -44,7 +44,7 @@ fn a_chain_on_two_threads_gives_the_states_of_one_step_at_a_time() {
     let dir = Dir::new("model-steps");
     // More tokens than the 512 whose input gates are kept.
     let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
-    for i in 0..900 {
+    for i in 0..2500 {
         vocab.push_str(&format!("t{i}\n"));
     }
     let v = vocab.lines().count();
@@ -61,6 +61,7 @@ fn a_chain_on_two_threads_gives_the_states_of_one_step_at_a_time() {
         write_random_weights(&vocab, &path, 32, 64, file, 3).unwrap();
         let what = format!("file {} run {:?}", file.as_str(), run);
         let mut paired = backend(&path, run);
+        paired.set_threads(2);
         let mut single = backend(&path, run);
         let h0: Vec<f32> = (0..64).map(|i| (i as f32 * 0.37).sin() * 0.5).collect();
         let want = one_by_one(&mut single, &h0, &tokens);
@@ -71,7 +72,28 @@ fn a_chain_on_two_threads_gives_the_states_of_one_step_at_a_time() {
             paired.steps(&h0, &tokens, &mut got).unwrap();
             assert_same_bits(&got, &want, &format!("{what}, chain {round}"));
         }
-        // A short chain (one thread) and a bad one.
+        // Single steps (the partner still awake after the chain takes
+        // half) and output layers (its pieces from the back), whole and in
+        // ranges that start off the kernels' row groups.
+        let mut h = h0.clone();
+        let mut next = vec![0.0; 64];
+        for (k, &t) in tokens.iter().take(20).enumerate() {
+            paired.step(&h, t, &mut next).unwrap();
+            assert_same_bits(
+                &next,
+                &want[k * 64..(k + 1) * 64],
+                &format!("{what}, step {k}"),
+            );
+            h.copy_from_slice(&next);
+            for rows in [0..v, 101..1950, 0..2048] {
+                let mut a = vec![0.0; rows.len()];
+                let mut b = vec![0.0; rows.len()];
+                paired.logits_rows(&h, rows.clone(), &mut a).unwrap();
+                single.logits_rows(&h, rows.clone(), &mut b).unwrap();
+                assert_same_bits(&a, &b, &format!("{what}, rows {rows:?} after step {k}"));
+            }
+        }
+        // A short chain and a bad one.
         let mut got = vec![0.0; 3 * 64];
         paired.steps(&h0, &tokens[..3], &mut got).unwrap();
         assert_same_bits(&got, &want[..3 * 64], &what);
@@ -97,6 +119,7 @@ fn the_default_model_steps_a_re_read_the_same_on_two_threads() {
         .collect();
     assert_eq!(tokens.len(), 64);
     let mut paired = backend(&path, None);
+    paired.set_threads(2);
     let mut single = backend(&path, None);
     let hd = paired.hidden_dim();
     let h0 = vec![0.0; hd];
@@ -125,7 +148,7 @@ fn an_engine_answers_the_same_with_one_thread_or_two() {
             ..EngineOptions::default()
         });
         assert!(e.info().device.contains(if threads == 2 {
-            "a second thread for re-reads"
+            "2 threads"
         } else {
             "1 thread"
         }));

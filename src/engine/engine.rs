@@ -466,8 +466,12 @@ impl Engine {
         };
         let hidden = backend.hidden_dim();
         let state = entry.ctx.state(hidden);
+        // The helper shares the output layer with a backend of one thread;
+        // one of two shares it with its own partner, which is quicker to
+        // wake (and two helpers on the second core would take turns).
+        let shares_itself = backend.threads() >= 2;
         let job = job.or_else(|| {
-            let helper = self.ahead.as_ref()?;
+            let helper = self.ahead.as_ref().filter(|_| !shares_itself)?;
             let job = AheadJob::new(
                 entry.serial,
                 entry.ctx.version,

@@ -22,10 +22,9 @@ use std::sync::{Arc, OnceLock};
 /// all 512 kept cost 512 · 3H · 4 bytes (4.7 MB at H = 768).
 const KEPT_INPUT_GATES: usize = 512;
 
-/// Chains of at least this many steps (`Backend::steps`) are computed on
-/// two threads, each computing half of every step's hidden units; shorter
-/// ones are not worth waking the second thread for.
-const PAIRED_CHAIN: usize = 8;
+/// Output layers of at least this many rows are shared with the partner
+/// (`pair`), when the backend may use two threads.
+const PAIRED_ROWS: usize = 1024;
 
 /// Matrix storage: a byte range of the model file, or owned (converted) values.
 enum Buf<T> {
@@ -153,11 +152,11 @@ pub struct CpuBackend {
     /// `y` quantized for an int8 output layer, once for all its pieces
     /// (scale None until the first piece of a new `y`).
     yq: (Vec<i16>, Option<f32>),
-    /// The thread computing half of each step of a long chain, started on
-    /// the first such chain when `threads` allows it.
+    /// The thread sharing steps and output layers (`pair`), started on
+    /// first use when `threads` allows it.
     partner: Option<pair::Partner>,
-    /// Threads a chain of steps may use (1 for a `fork`: helper threads
-    /// keep to one core).
+    /// Threads one computation may use (`Backend::set_threads`; 1 unless
+    /// set: a `fork`, the think-ahead thread's, keeps to one).
     threads: usize,
     units: UnitScratch,
 }
@@ -208,9 +207,7 @@ impl CpuBackend {
             weights: Some(weights),
         }
         .drop_file_if_unused();
-        let mut b = CpuBackend::with_scratch(Arc::new(m));
-        b.threads = 2;
-        b
+        CpuBackend::with_scratch(Arc::new(m))
     }
 
     fn with_scratch(m: Arc<Model>) -> CpuBackend {
@@ -230,6 +227,24 @@ impl CpuBackend {
             units: UnitScratch::default(),
             m,
         }
+    }
+}
+
+impl CpuBackend {
+    /// The partner thread, started now if the backend may use two threads
+    /// and has none yet.
+    fn partner(&mut self) -> Option<&mut pair::Partner> {
+        if self.threads < 2 {
+            return None;
+        }
+        if self.partner.is_none() {
+            self.partner = pair::Partner::start(self.m.clone());
+            if self.partner.is_none() {
+                // No thread to be had: one from now on.
+                self.threads = 1;
+            }
+        }
+        self.partner.as_mut()
     }
 }
 
@@ -455,9 +470,9 @@ impl Backend for CpuBackend {
             Some(q) => format!(" of {}", q.describe()),
             None => String::new(),
         };
-        let threads = match self.threads >= 2 && self.m.splits_in_two() {
-            true => "a second thread for re-reads",
-            false => "1 thread",
+        let threads = match self.threads {
+            1 => "1 thread".to_string(),
+            n => format!("{n} threads"),
         };
         format!(
             "cpu {}{of} ({}, {threads})",
@@ -484,7 +499,25 @@ impl Backend for CpuBackend {
     }
 
     fn step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) -> Result<()> {
-        step_alone(&self.m, &mut self.scratch, h, token, h_out)
+        check_step(&self.m, h, token, h_out)?;
+        let splits = self.m.splits_in_two();
+        match self.partner() {
+            // Awake (from this keystroke's last task): half each.
+            Some(p) if splits && p.awake() => {
+                let _ = self
+                    .m
+                    .kept_gates(token, &mut self.scratch.x, &mut self.scratch.q16);
+                let p = self.partner.as_mut().expect("just seen");
+                p.step(&self.m, &mut self.units, h, token, h_out);
+                Ok(())
+            }
+            // Asleep: up for the output layer that usually follows.
+            Some(p) => {
+                p.wake();
+                step_alone(&self.m, &mut self.scratch, h, token, h_out)
+            }
+            None => step_alone(&self.m, &mut self.scratch, h, token, h_out),
+        }
     }
 
     fn steps(&mut self, h: &[f32], tokens: &[u32], out: &mut [f32]) -> Result<()> {
@@ -496,47 +529,32 @@ impl Backend for CpuBackend {
                 tokens.len()
             );
         }
-        let paired = tokens.len() >= PAIRED_CHAIN && self.threads >= 2 && self.m.splits_in_two();
-        if paired && self.partner.is_none() {
-            self.partner = pair::Partner::start(self.m.clone());
-            if self.partner.is_none() {
-                // No thread to be had: one core from now on.
-                self.threads = 1;
-            }
+        let splits = self.m.splits_in_two();
+        if let Some(p) = self.partner() {
+            p.new_chain();
+            p.wake();
         }
-        let mut partner = self.partner.as_mut().filter(|_| paired);
-        if let Some(p) = partner.as_mut() {
-            p.begin();
-        }
-        let mut result = Ok(());
         for (k, &token) in tokens.iter().enumerate() {
             let (done, rest) = out.split_at_mut(k * hd);
             let prev = if k == 0 { h } else { &done[(k - 1) * hd..] };
             let next = &mut rest[..hd];
-            match partner.as_mut().filter(|p| p.taking_part()) {
+            match self.partner.as_mut().filter(|p| splits && p.keeping_up()) {
                 Some(p) => {
-                    if let Err(e) = check_step(&self.m, prev, token, next) {
-                        result = Err(e);
-                        break;
-                    }
+                    check_step(&self.m, prev, token, next)?;
                     // Kept gates are computed once, whole, as `step` does.
                     let _ = self
                         .m
                         .kept_gates(token, &mut self.scratch.x, &mut self.scratch.q16);
                     p.step(&self.m, &mut self.units, prev, token, next);
                 }
-                None => {
-                    if let Err(e) = step_alone(&self.m, &mut self.scratch, prev, token, next) {
-                        result = Err(e);
-                        break;
-                    }
-                }
+                None => step_alone(&self.m, &mut self.scratch, prev, token, next)?,
             }
         }
-        if let Some(p) = partner {
-            p.end();
-        }
-        result
+        Ok(())
+    }
+
+    fn threads(&self) -> usize {
+        self.threads
     }
 
     fn set_threads(&mut self, threads: usize) {
@@ -580,15 +598,19 @@ impl Backend for CpuBackend {
             self.y_of.extend_from_slice(h);
             self.yq.1 = None;
         }
-        apply_rows(
-            self.m.simd,
-            &self.m.embed,
-            map,
-            rows.clone(),
-            &self.y,
-            (&mut self.yq.0, &mut self.yq.1),
-            out,
-        );
+        let yq = (&mut self.yq.0, &mut self.yq.1);
+        match self.partner.as_mut().filter(|_| rows.len() >= PAIRED_ROWS) {
+            Some(p) => p.rows(&self.m, &self.y, yq, rows.clone(), out),
+            None => apply_rows(
+                self.m.simd,
+                &self.m.embed,
+                map,
+                rows.clone(),
+                &self.y,
+                yq,
+                out,
+            ),
+        }
         for (l, b) in out.iter_mut().zip(&self.m.out_b[rows]) {
             *l += b;
         }

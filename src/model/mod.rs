@@ -46,6 +46,10 @@ pub trait Backend: Send {
     fn set_threads(&mut self, threads: usize) {
         let _ = threads;
     }
+    /// Threads one computation uses (see `set_threads`).
+    fn threads(&self) -> usize {
+        1
+    }
     /// Full-vocabulary logits for state `h` into `logits` (len vocab_size).
     fn logits(&mut self, h: &[f32], logits: &mut [f32]) -> Result<()>;
     /// Logits of the tokens `rows` only (ids in that range) into `out`

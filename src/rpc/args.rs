@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// No answers to the next keys sent ahead of time (for A/B measurements)
     #[arg(long)]
     pub no_next_keys: bool,
+    /// Threads the model may use on a keystroke: with 2 the cpu backend
+    /// shares each word boundary's output layer and a far edit's re-read
+    /// with a second thread (1: one core for the model, always)
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub model_threads: u32,
     /// Ghost text is shown when the top candidate's probability reaches
     /// this, in [0, 1] (lower: more ghosts, more of them wrong) [default: 0.12]
     #[arg(long, value_name = "X", value_parser = unit)]

@@ -106,6 +106,7 @@ async fn run(args: ServeArgs) -> i32 {
             think_ahead: !args.no_think_ahead,
             threshold: args.threshold,
             code_threshold: args.code_threshold,
+            model_threads: args.model_threads as usize,
             ..EngineOptions::default()
         },
         inbox: inbox.clone(),
