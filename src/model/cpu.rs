@@ -558,7 +558,10 @@ impl Backend for CpuBackend {
     }
 
     fn set_threads(&mut self, threads: usize) {
-        self.threads = threads.max(1);
+        // No more than the process may run at once (a partner without a
+        // core of its own would only take turns with the caller).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.threads = threads.clamp(1, cores.max(1));
         if self.threads < 2 {
             self.partner = None;
         }
