@@ -128,8 +128,9 @@ pub struct EngineArgs {
     /// Widest SIMD instruction set of the CPU kernels
     #[arg(long, value_enum, default_value_t)]
     pub simd: SimdArg,
-    /// Threads the model may use for one computation: the cpu backend
-    /// steps a re-read (after a far edit) on two
+    /// Threads the model may use for one computation: with 2 the cpu
+    /// backend shares steps (a far edit's re-read) and output layers with a
+    /// second thread
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2))]
     pub model_threads: u32,
 }

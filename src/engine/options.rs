@@ -319,7 +319,7 @@ pub struct EngineOptions {
     /// backend can share its weights with one.
     pub think_ahead: bool,
     /// Threads the backend may use for one computation (`Backend::set_threads`:
-    /// the cpu backend steps a re-read on two).
+    /// the cpu backend shares steps and output layers with a second).
     pub model_threads: usize,
     /// Ranking constants.
     pub tuning: Tuning,

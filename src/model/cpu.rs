@@ -1,6 +1,6 @@
 //! The `cpu` backend: the GRU step and the tied output layer of FORMAT.md in
-//! pure Rust, on f32, bf16 or int8 weights: one thread, and a second for
-//! long chains of steps (`pair`). Matrices are read in place from the model
+//! pure Rust, on f32, bf16 or int8 weights, on one thread or sharing steps
+//! and output layers with a second (`pair`). Matrices are read in place from the model
 //! file's bytes (held by `Weights`) when its dtype is the one asked for;
 //! otherwise converted once.
 

@@ -41,7 +41,8 @@ pub trait Backend: Send {
         Ok(())
     }
     /// At most this many threads for one computation (at least 1). The cpu
-    /// backend computes long chains of `steps` on two when allowed; others
+    /// backend shares steps, chains of them and output layers with a second
+    /// thread when allowed; others
     /// ignore it.
     fn set_threads(&mut self, threads: usize) {
         let _ = threads;
