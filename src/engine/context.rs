@@ -395,18 +395,18 @@ impl BufferContext {
                     taken += 1;
                 }
             }
-            let from = first + taken;
-            let (before, after) = self.states.split_at_mut(from * hidden);
-            let prev = match from {
+            let rest = first + taken;
+            let (before, after) = self.states.split_at_mut(rest * hidden);
+            let prev = match rest {
                 0 => self.start_state.as_slice(),
-                _ => &before[(from - 1) * hidden..],
+                _ => &before[(rest - 1) * hidden..],
             };
-            if let Err(e) = backend.steps(prev, &self.ids[from..], after) {
+            if let Err(e) = backend.steps(prev, &self.ids[rest..], after) {
                 self.forget_tokens();
                 self.last_context.clear();
                 return Err(e);
             }
-            cost.steps += n - from;
+            cost.steps += n - rest;
         }
         if let (true, Some((_, v))) = (at_end, model.as_ref()) {
             cost.appended = match &toks[from..] {

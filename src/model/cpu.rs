@@ -246,6 +246,17 @@ impl CpuBackend {
         }
         self.partner.as_mut()
     }
+
+    /// One step, arguments checked, half of it by the partner (started).
+    fn paired_step(&mut self, h: &[f32], token: u32, h_out: &mut [f32]) {
+        // Kept gates are computed once, whole, as `step_alone` does.
+        let _ = self
+            .m
+            .kept_gates(token, &mut self.scratch.x, &mut self.scratch.q16);
+        if let Some(p) = self.partner.as_mut() {
+            p.step(&self.m, &mut self.units, h, token, h_out);
+        }
+    }
 }
 
 /// A step's arguments checked against the model.
@@ -267,15 +278,9 @@ fn check_step(m: &Model, h: &[f32], token: u32, h_out: &[f32]) -> Result<()> {
     Ok(())
 }
 
-/// One whole step on this thread: `h_out` = GRU(h, token).
-fn step_alone(
-    m: &Model,
-    s: &mut StepScratch,
-    h: &[f32],
-    token: u32,
-    h_out: &mut [f32],
-) -> Result<()> {
-    check_step(m, h, token, h_out)?;
+/// One whole step on this thread: `h_out` = GRU(h, token), arguments
+/// checked (`check_step`).
+fn step_alone(m: &Model, s: &mut StepScratch, h: &[f32], token: u32, h_out: &mut [f32]) {
     let map = m.map();
     let gx: &[f32] = match m.kept_gates(token, &mut s.x, &mut s.q16) {
         Some(kept) => kept,
@@ -287,7 +292,6 @@ fn step_alone(
     };
     apply(m.simd, &m.wh, map, h, &mut s.q16, &mut s.gh);
     gru_update(m.simd, gx, &s.gh, &m.gru_b, &m.bhn, h, h_out);
-    Ok(())
 }
 
 /// `out = m · x` for any matrix storage.
@@ -402,34 +406,10 @@ impl Model {
             None => {
                 s.x.resize(self.wx.cols, 0.0);
                 row(&self.embed, map, token as usize, &mut s.x);
-                let mut xs = None;
-                for g in 0..3 {
-                    let out = &mut s.gx[g * m..(g + 1) * m];
-                    apply_rows(
-                        self.simd,
-                        &self.wx,
-                        map,
-                        band(g),
-                        &s.x,
-                        (&mut s.xq, &mut xs),
-                        out,
-                    );
-                }
+                self.gate_rows(&self.wx, &s.x, &mut s.xq, &units, hd, &mut s.gx);
             }
         }
-        let mut hs = None;
-        for g in 0..3 {
-            let out = &mut s.gh[g * m..(g + 1) * m];
-            apply_rows(
-                self.simd,
-                &self.wh,
-                map,
-                band(g),
-                h,
-                (&mut s.hq, &mut hs),
-                out,
-            );
-        }
+        self.gate_rows(&self.wh, h, &mut s.hq, &units, hd, &mut s.gh);
         gru_update(
             self.simd,
             &s.gx,
@@ -439,6 +419,25 @@ impl Model {
             &h[units],
             out,
         );
+    }
+
+    /// `out` = the rows of `units` in each of `matrix`'s three gate bands
+    /// (of `hd` rows each) times `x`, band after band.
+    fn gate_rows(
+        &self,
+        matrix: &Matrix,
+        x: &[f32],
+        xq: &mut Vec<i16>,
+        units: &Range<usize>,
+        hd: usize,
+        out: &mut [f32],
+    ) {
+        let (m, mut xs) = (units.len(), None);
+        for g in 0..3 {
+            let rows = g * hd + units.start..g * hd + units.end;
+            let out = &mut out[g * m..(g + 1) * m];
+            apply_rows(self.simd, matrix, self.map(), rows, x, (xq, &mut xs), out);
+        }
     }
 
     fn drop_file_if_unused(mut self) -> Model {
@@ -503,21 +502,15 @@ impl Backend for CpuBackend {
         let splits = self.m.splits_in_two();
         match self.partner() {
             // Awake (from this keystroke's last task): half each.
-            Some(p) if splits && p.awake() => {
-                let _ = self
-                    .m
-                    .kept_gates(token, &mut self.scratch.x, &mut self.scratch.q16);
-                let p = self.partner.as_mut().expect("just seen");
-                p.step(&self.m, &mut self.units, h, token, h_out);
-                Ok(())
-            }
+            Some(p) if splits && p.awake() => self.paired_step(h, token, h_out),
             // Asleep: up for the output layer that usually follows.
             Some(p) => {
                 p.wake();
-                step_alone(&self.m, &mut self.scratch, h, token, h_out)
+                step_alone(&self.m, &mut self.scratch, h, token, h_out);
             }
             None => step_alone(&self.m, &mut self.scratch, h, token, h_out),
         }
+        Ok(())
     }
 
     fn steps(&mut self, h: &[f32], tokens: &[u32], out: &mut [f32]) -> Result<()> {
@@ -538,16 +531,10 @@ impl Backend for CpuBackend {
             let (done, rest) = out.split_at_mut(k * hd);
             let prev = if k == 0 { h } else { &done[(k - 1) * hd..] };
             let next = &mut rest[..hd];
-            match self.partner.as_mut().filter(|p| splits && p.keeping_up()) {
-                Some(p) => {
-                    check_step(&self.m, prev, token, next)?;
-                    // Kept gates are computed once, whole, as `step` does.
-                    let _ = self
-                        .m
-                        .kept_gates(token, &mut self.scratch.x, &mut self.scratch.q16);
-                    p.step(&self.m, &mut self.units, prev, token, next);
-                }
-                None => step_alone(&self.m, &mut self.scratch, prev, token, next)?,
+            check_step(&self.m, prev, token, next)?;
+            match &self.partner {
+                Some(p) if splits && p.keeping_up() => self.paired_step(prev, token, next),
+                _ => step_alone(&self.m, &mut self.scratch, prev, token, next),
             }
         }
         Ok(())

@@ -42,8 +42,7 @@ pub trait Backend: Send {
     }
     /// At most this many threads for one computation (at least 1). The cpu
     /// backend shares steps, chains of them and output layers with a second
-    /// thread when allowed; others
-    /// ignore it.
+    /// thread when allowed; others ignore it.
     fn set_threads(&mut self, threads: usize) {
         let _ = threads;
     }
