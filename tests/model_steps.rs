@@ -172,3 +172,45 @@ fn an_engine_answers_the_same_with_one_thread_or_two() {
     };
     assert_eq!(answers(1), answers(2));
 }
+
+/// Output layers of changing row ranges, one after another as fast as the
+/// caller can ask: the partner, sometimes a task behind, must never mix one
+/// task's rows with another's pieces (it once panicked on a range so
+/// mixed), and every answer stays the one thread's.
+#[test]
+fn output_layers_of_changing_ranges_in_quick_succession_keep_the_partner() {
+    let dir = Dir::new("model-steps-ranges");
+    let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
+    for i in 0..6000 {
+        vocab.push_str(&format!("t{i}\n"));
+    }
+    let v = vocab.lines().count();
+    let path = dir.path.join("m.safetensors");
+    write_random_weights(&vocab, &path, 16, 32, WeightType::Int8, 3).unwrap();
+    let mut paired = backend(&path, None);
+    paired.set_threads(2);
+    let mut single = backend(&path, None);
+    let mut rng = Rng::new(11);
+    let mut h = vec![0.0f32; 32];
+    // A step starts the partner.
+    paired.step(&h.clone(), 5, &mut h).unwrap();
+    let two = paired.threads();
+    let (mut a, mut b) = (vec![0.0; v], vec![0.0; v]);
+    for round in 0..20_000 {
+        if round % 64 == 0 {
+            for x in h.iter_mut() {
+                *x = (rng.below(2000) as f32 - 1000.0) / 1000.0;
+            }
+        }
+        // At least the 1,024 rows that are shared, from anywhere.
+        let len = 1024 + rng.below(v - 1024);
+        let start = rng.below(v - len + 1);
+        let rows = start..start + len;
+        paired.logits_rows(&h, rows.clone(), &mut a[..len]).unwrap();
+        if round % 16 == 0 {
+            single.logits_rows(&h, rows.clone(), &mut b[..len]).unwrap();
+            assert_same_bits(&a[..len], &b[..len], &format!("rows {rows:?}"));
+        }
+    }
+    assert_eq!(paired.threads(), two, "the partner is still there");
+}

@@ -237,6 +237,12 @@ impl CpuBackend {
         if self.threads < 2 {
             return None;
         }
+        if self.partner.as_ref().is_some_and(|p| !p.alive()) {
+            log::warn!("cpu backend: the model's second thread stopped; one thread from now on");
+            self.partner = None;
+            self.threads = 1;
+            return None;
+        }
         if self.partner.is_none() {
             self.partner = pair::Partner::start(self.m.clone());
             if self.partner.is_none() {
@@ -541,7 +547,10 @@ impl Backend for CpuBackend {
     }
 
     fn threads(&self) -> usize {
-        self.threads
+        match &self.partner {
+            Some(p) if !p.alive() => 1,
+            _ => self.threads,
+        }
     }
 
     fn set_threads(&mut self, threads: usize) {

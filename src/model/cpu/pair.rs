@@ -19,7 +19,7 @@
 
 use super::{apply_rows, Model, UnitScratch};
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -51,9 +51,12 @@ const PIECE: usize = 512;
 const STEP: u32 = 0;
 const ROWS: u32 = 1;
 
-/// What the two threads share. A task is numbered by `generation`; its
-/// inputs are published before it, and the partner's results are read only
-/// once they are marked with that task's number.
+/// What the two threads share. A task is numbered by `generation`, even
+/// numbers only: the caller makes it odd before it writes a task's inputs
+/// and the next even number once they are written, and the partner
+/// checks after reading them that it is still the task's (a sequence
+/// lock), so it never mixes two tasks' inputs. The partner's results are
+/// read only once they are marked with that task's number.
 struct Shared {
     model: Arc<Model>,
     generation: AtomicU64,
@@ -150,6 +153,12 @@ impl Partner {
         })
     }
 
+    /// Whether the thread still runs (it ends only by a panic, a bug: the
+    /// caller then works alone).
+    pub(super) fn alive(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
     /// Whether the partner is awake (it lingers after a task).
     pub(super) fn awake(&self) -> bool {
         !self.shared.sleeping.load(Ordering::SeqCst)
@@ -174,11 +183,24 @@ impl Partner {
         self.late = 0;
     }
 
+    /// Before a task's inputs are written: the partner, if still on the
+    /// last task, sees the change and drops whatever it reads from now on.
+    fn begin(&self) {
+        let s = &*self.shared;
+        let odd = s.generation.load(Ordering::Relaxed) + 1;
+        s.generation.store(odd, Ordering::Relaxed);
+        // Every input written after this is seen only with the odd number.
+        fence(Ordering::Release);
+    }
+
+    /// Once a task's inputs are written (after `begin`): its number.
     fn publish(&self, kind: u32) -> u64 {
+        pause(Pause::CallerBeforePublish);
         let s = &*self.shared;
         s.kind.store(kind, Ordering::Relaxed);
         s.caller_cpu.store(current_cpu(), Ordering::Relaxed);
         let g = s.generation.load(Ordering::Relaxed) + 1;
+        debug_assert!(g.is_multiple_of(2), "publish follows begin");
         s.generation.store(g, Ordering::SeqCst);
         self.wake();
         g
@@ -200,6 +222,7 @@ impl Partner {
     ) {
         let s = &*self.shared;
         let (hd, half) = (h.len(), h.len() / 2);
+        self.begin();
         for (d, v) in s.input.iter().zip(h) {
             d.store(v.to_bits(), Ordering::Relaxed);
         }
@@ -235,6 +258,7 @@ impl Partner {
         let s = &*self.shared;
         let (map, (q16, xs)) = (model.map(), yq);
         let pieces = rows.len().div_ceil(PIECE);
+        self.begin();
         for (d, v) in s.input.iter().zip(y) {
             d.store(v.to_bits(), Ordering::Relaxed);
         }
@@ -338,7 +362,9 @@ fn partner_loop(s: &Shared) {
         for (d, v) in input.iter_mut().zip(s.input.iter()) {
             *d = f32::from_bits(v.load(Ordering::Relaxed));
         }
-        if s.generation.load(Ordering::Acquire) != g {
+        // What was read above is seen before the number is read again.
+        fence(Ordering::Acquire);
+        if s.generation.load(Ordering::Relaxed) != g {
             // The caller moved on (it did this task's work itself); what
             // was read may mix two tasks.
             continue;
@@ -370,6 +396,8 @@ fn rows_from_the_back(
     let y = &input[..model.proj.rows];
     let mut xs = None;
     loop {
+        // Ends written for a later task come after its odd number (`begin`),
+        // which the acquiring load then shows: such ends are never taken.
         let v = s.ends.load(Ordering::Acquire);
         let (front, back) = unpack(v);
         if front >= back || s.generation.load(Ordering::Relaxed) != g {
@@ -388,6 +416,11 @@ fn rows_from_the_back(
         }
         let p = back - 1;
         let r = piece_rows(&rows, p);
+        if r.start >= r.end || r.end > s.logits.len() {
+            // Not a piece of this task's rows: never, by the sequence lock,
+            // and were it ever, the caller computes the piece itself.
+            return;
+        }
         let piece = &mut out[..r.len()];
         apply_rows(
             model.simd,
@@ -402,7 +435,30 @@ fn rows_from_the_back(
             d.store(v.to_bits(), Ordering::Relaxed);
         }
         s.piece_done[p].store(g, Ordering::Release);
+        pause(Pause::PartnerAfterPiece);
     }
+}
+
+/// Where a test may hold a thread up, to play a slow core.
+#[derive(Clone, Copy)]
+enum Pause {
+    CallerBeforePublish,
+    PartnerAfterPiece,
+}
+
+#[cfg(test)]
+static PAUSES_US: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+#[inline]
+fn pause(at: Pause) {
+    #[cfg(test)]
+    {
+        let us = PAUSES_US[at as usize].load(Ordering::Relaxed);
+        if us > 0 {
+            std::thread::sleep(Duration::from_micros(us));
+        }
+    }
+    let _ = at;
 }
 
 /// The next task after `seen`: polled for a while after the last one
@@ -416,7 +472,7 @@ fn next_task(s: &Shared, seen: u64) -> Option<u64> {
             return None;
         }
         let g = s.generation.load(Ordering::Acquire);
-        if g != seen {
+        if g != seen && g.is_multiple_of(2) {
             return Some(g);
         }
         spins = spins.wrapping_add(1);
@@ -495,5 +551,70 @@ impl Drop for Partner {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::CpuBackend;
+    use super::*;
+    use crate::model::testgen::write_random_weights;
+    use crate::model::weights::{WeightType, Weights};
+    use crate::model::Backend;
+    use crate::text::vocab::Vocab;
+
+    /// The partner a piece behind when the caller, held up, has written the
+    /// next task's inputs and not yet published it: what the partner reads
+    /// then belongs to no task it may do. It once took the next task's
+    /// pieces with the last task's rows, and panicked on a range that ran
+    /// backwards (after 140,000 keystrokes of `laya bench`).
+    #[test]
+    fn a_partner_a_task_behind_never_mixes_two_tasks() {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return; // no partner on one core
+        }
+        let dir = std::env::temp_dir().join(format!("laya-pair-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.safetensors");
+        let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
+        for i in 0..4100 {
+            vocab.push_str(&format!("t{i}\n"));
+        }
+        let v = vocab.lines().count();
+        // Wide rows: a piece takes long enough for the partner to claim one.
+        write_random_weights(&vocab, &path, 512, 32, WeightType::Int8, 3).unwrap();
+        let open = || {
+            let vocab = Vocab::load(&crate::model::vocab_path_for(&path)).unwrap();
+            CpuBackend::new(Weights::open(&path, Some(&vocab)).unwrap(), None)
+        };
+        let (mut paired, mut single) = (open(), open());
+        paired.set_threads(2);
+        let mut h = vec![0.25f32; 32];
+        paired.step(&h.clone(), 5, &mut h).unwrap();
+        assert_eq!(paired.threads(), 2);
+        let set = |at: Pause, us: u64| PAUSES_US[at as usize].store(us, Ordering::Relaxed);
+        let (small, large) = (0..2048, 0..v);
+        let (mut a, mut b) = (vec![0.0; v], vec![0.0; v]);
+        for _ in 0..20 {
+            // Four pieces, the partner (awake) claiming the last and then
+            // held up; the caller goes on to nine pieces, held up before
+            // publishing them. A partner reading the nine with the four's
+            // rows reaches past them.
+            set(Pause::CallerBeforePublish, 0);
+            set(Pause::PartnerAfterPiece, 400);
+            paired
+                .logits_rows(&h, small.clone(), &mut a[..2048])
+                .unwrap();
+            set(Pause::CallerBeforePublish, 2000);
+            paired.logits_rows(&h, large.clone(), &mut a).unwrap();
+            set(Pause::PartnerAfterPiece, 0);
+            single.logits_rows(&h, large.clone(), &mut b).unwrap();
+            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
+        PAUSES_US.iter().for_each(|p| p.store(0, Ordering::Relaxed));
+        // A panicking partner may still be unwinding.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(paired.threads(), 2, "the partner is still there");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
