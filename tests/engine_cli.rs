@@ -321,3 +321,48 @@ fn a_protocol_line_over_the_cap_is_skipped_with_an_error() {
         "peak RSS {hwm_kb} kB reading a 160 MB line"
     );
 }
+
+/// `laya eval --learn FILE --via-store DIR`: the history learnt and saved
+/// the host's way, then loaded by a new engine (the user's next start).
+/// The real default model; the history's made-up names help there too.
+#[test]
+fn eval_learns_through_a_personal_store_as_the_next_start_finds_it() {
+    let dir = Dir::new("cli-via-store");
+    let names = "let frobnicated_widget = make_quuxed_gadget(snorfle_count);\n\
+                 frobnicated_widget.attach(make_quuxed_gadget(snorfle_count));\n";
+    let history = dir.path.join("history.txt");
+    std::fs::write(&history, format!("{}\u{c}\n{}", names.repeat(3), names)).unwrap();
+    let text = dir.path.join("score.txt");
+    std::fs::write(&text, names.repeat(2)).unwrap();
+    let store = dir.path.join("store");
+    let ksr = |extra: &[&std::ffi::OsStr]| {
+        let out = Command::new(LAYA)
+            .arg("eval")
+            .arg(&text)
+            .args(extra)
+            .arg("--json")
+            .output()
+            .unwrap();
+        json_of(&out)["KSR@1"].as_f64().unwrap()
+    };
+    let without = ksr(&[]);
+    let learnt = ksr(&["--learn".as_ref(), history.as_os_str()]);
+    let next_start = ksr(&[
+        "--learn".as_ref(),
+        history.as_os_str(),
+        "--via-store".as_ref(),
+        store.as_os_str(),
+    ]);
+    assert!(
+        learnt > without + 0.05 && next_start > without + 0.05,
+        "without {without}, learnt {learnt}, through the store {next_start}"
+    );
+    let saved: Vec<_> = std::fs::read_dir(&store).unwrap().flatten().collect();
+    assert!(
+        saved
+            .iter()
+            .any(|e| e.metadata().is_ok_and(|m| m.is_file() && m.len() > 0)),
+        "a store was saved in {}",
+        store.display()
+    );
+}

@@ -38,6 +38,11 @@ pub struct EvalArgs {
     /// learns protocol 2's `learn` requests (one per document of the file)
     #[arg(long, value_name = "FILE")]
     pub learn: Option<String>,
+    /// With --learn: learn through a personal store in DIR (emptied first),
+    /// as the host learns and saves, then score with a new engine that
+    /// loaded that store, as the host does at its next start
+    #[arg(long, value_name = "DIR", requires = "learn")]
+    pub via_store: Option<String>,
     /// Write what the KSR@1 user saw at each visited position to FILE, one
     /// tab-separated line each: document, word start, position (characters),
     /// the word, the ghost text's word, 1 if the user accepted it (for
@@ -434,6 +439,10 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
     super::describe("laya", &engine);
     if let Some(history) = &a.learn {
         match std::fs::read_to_string(history) {
+            Ok(h) if a.via_store.is_some() => {
+                let dir = a.via_store.as_deref().unwrap_or_default();
+                engine = through_store(&a.engine, &h, dir);
+            }
             Ok(h) => documents(&h)
                 .into_iter()
                 .for_each(|doc| super::protocol::learn(&mut engine, doc)),
@@ -483,4 +492,33 @@ pub(crate) fn run(a: &EvalArgs) -> i32 {
         m["latency_self"]["p99_us"],
     );
     0
+}
+
+/// An engine that learnt `history` the host's way a session before: learnt
+/// and saved to a personal store in `dir` (emptied first), then loaded
+/// from it by a new engine, as at the next start.
+fn through_store(engine: &EngineArgs, history: &str, dir: &str) -> Engine {
+    use crate::learn::learning::{LearnStatus, Learning};
+    use crate::learn::store::Store;
+    use std::sync::{Arc, Mutex};
+    let _ = std::fs::remove_dir_all(dir);
+    let store = || Some(Store::new(dir, 16 << 20));
+    let status = || Arc::new(Mutex::new(LearnStatus::default()));
+    let mut first = Engine::new(scoring_options(engine));
+    let mut learning = Learning::new(store(), status());
+    learning.load(&mut first);
+    for doc in documents(history) {
+        learning.learn(&mut first, doc, "");
+    }
+    learning.settle_rates(&mut first);
+    learning.finish();
+    let mut next = Engine::new(scoring_options(engine));
+    let mut learning = Learning::new(store(), status());
+    learning.load(&mut next);
+    while learning.is_loading() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        learning.poll(&mut next);
+    }
+    log::info!("learnt through {dir}: {} words", next.learnt_words());
+    next
 }
