@@ -489,13 +489,8 @@ impl BigramCache {
     pub fn compact(&mut self) {
         self.frozen = self.merged();
         self.keys = FastMap::default();
-        // The map's many small blocks are free now; glibc keeps them in the
-        // process until asked to give back what it can.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only returns free memory to the system.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+        // The map's many small blocks are free now.
+        memory::give_back_freed();
     }
 
     /// Both parts as one frozen part, keys in order.

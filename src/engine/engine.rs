@@ -173,8 +173,9 @@ impl Engine {
                 }
             }
         }
-        // A large text (a project learnt) would leave its pairs in the map
-        // at four times the bytes of the frozen arrays.
+        // A large text (a project learnt) would leave its words and pairs
+        // in the maps at four times the bytes of the frozen arrays.
+        self.user_words.compact_if_large();
         self.user_bigrams.compact_if_large();
     }
 

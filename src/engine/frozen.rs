@@ -65,9 +65,17 @@ struct Word {
     start: u32,
     len: u32,
     count: u32,
+    /// What the vocabulary said of it (`VOCAB_UNKNOWN`, `VOCAB_OOV`, or its
+    /// id): loaded words do not say; compacted ones keep what they knew.
+    vocab: u32,
     /// Its recency weight when loaded (its count: loaded words share one time).
     weight: f64,
 }
+
+/// `Word::vocab` of a word no vocabulary was asked about.
+pub const VOCAB_UNKNOWN: u32 = u32::MAX;
+/// `Word::vocab` of a word out of the vocabulary.
+pub const VOCAB_OOV: u32 = u32::MAX - 1;
 
 /// The user's words at start, in prefix-index order.
 #[derive(Debug, Default)]
@@ -125,6 +133,54 @@ impl FrozenWords {
         let w = &self.words[i];
         let weight = self.factors.iter().fold(w.weight, |x, f| x * f);
         (self.word(i), w.count, weight)
+    }
+
+    /// Entry `i`: what the vocabulary said of it (`VOCAB_UNKNOWN`,
+    /// `VOCAB_OOV` or its id).
+    pub fn vocab(&self, i: usize) -> u32 {
+        self.words[i].vocab
+    }
+
+    /// The words `(word, count, weight, vocab)`, sorted as the prefix index
+    /// sorts them, each once, as one frozen part (its totals theirs).
+    pub fn from_sorted<'a>(
+        entries: impl ExactSizeIterator<Item = (&'a str, u32, f64, u32)>,
+    ) -> FrozenWords {
+        let mut f = FrozenWords::default();
+        f.words.reserve_exact(entries.len());
+        for (word, count, weight, vocab) in entries {
+            if f.text.len() + word.len() > u32::MAX as usize {
+                break;
+            }
+            f.total += count as u64;
+            f.total_weight += weight;
+            f.words.push(Word {
+                start: f.text.len() as u32,
+                len: word.len() as u32,
+                count,
+                vocab,
+                weight,
+            });
+            f.text.push_str(word);
+        }
+        f.text.shrink_to_fit();
+        f.index();
+        f
+    }
+
+    /// The hash table, gone flags and count of `words`.
+    fn index(&mut self) {
+        let slots = (self.words.len() * 2).next_power_of_two().max(2);
+        self.table = vec![0; slots];
+        for i in 0..self.words.len() {
+            let mut slot = FxBuildHasher.hash_one(self.word(i)) as usize & (slots - 1);
+            while self.table[slot] != 0 {
+                slot = (slot + 1) & (slots - 1);
+            }
+            self.table[slot] = i as u32 + 1;
+        }
+        self.gone = vec![false; self.words.len()];
+        self.live = self.words.len();
     }
 
     /// Marks entry `i` gone (moved to the live part, or removed).
@@ -320,6 +376,7 @@ impl FrozenBuilder {
             start,
             len: word.len() as u32,
             count: n,
+            vocab: VOCAB_UNKNOWN,
             weight: n as f64,
         });
     }
@@ -377,17 +434,7 @@ impl FrozenBuilder {
             return None;
         }
         f.text = text;
-        let slots = (f.words.len() * 2).next_power_of_two().max(2);
-        f.table = vec![0; slots];
-        for i in 0..f.words.len() {
-            let mut slot = FxBuildHasher.hash_one(f.word(i)) as usize & (slots - 1);
-            while f.table[slot] != 0 {
-                slot = (slot + 1) & (slots - 1);
-            }
-            f.table[slot] = i as u32 + 1;
-        }
-        f.gone = vec![false; f.words.len()];
-        f.live = f.words.len();
+        f.index();
         Some(f)
     }
 

@@ -10,6 +10,17 @@
 use super::engine::Engine;
 use std::mem::size_of;
 
+/// Asks the allocator to return freed blocks to the system: after a cache
+/// moved many small entries into flat arrays, glibc keeps the blocks in
+/// the process until asked.
+pub fn give_back_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Entries of one kind of cache and their estimated heap bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheMemory {
