@@ -498,9 +498,15 @@ impl BigramCache {
         let mut live: Vec<(Key, &Followers)> = self.keys.iter().map(|(k, f)| (*k, f)).collect();
         live.sort_unstable_by_key(|e| e.0);
         let old = &self.frozen;
+        // Room for both parts at once (gone keys' followers counted too).
+        let (mut followers, mut text) = old.sizes();
+        for (_, f) in &live {
+            followers += f.words.len();
+            text += f.words.iter().map(|(w, _)| w.len()).sum::<usize>();
+        }
+        let mut frozen = FrozenPairs::with_capacity(live.len() + old.live(), followers, text);
         let mut kept = old.entries().peekable();
         let mut live = live.into_iter().peekable();
-        let mut frozen = FrozenPairs::default();
         loop {
             // A key is in one part or the other (thawing marks it gone).
             let take_live = match (live.peek(), kept.peek()) {

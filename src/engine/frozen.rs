@@ -142,12 +142,15 @@ impl FrozenWords {
     }
 
     /// The words `(word, count, weight, vocab)`, sorted as the prefix index
-    /// sorts them, each once, as one frozen part (its totals theirs).
+    /// sorts them, each once, as one frozen part (its totals theirs);
+    /// `text` bytes of words in all.
     pub fn from_sorted<'a>(
         entries: impl ExactSizeIterator<Item = (&'a str, u32, f64, u32)>,
+        text: usize,
     ) -> FrozenWords {
         let mut f = FrozenWords::default();
         f.words.reserve_exact(entries.len());
+        f.text.reserve_exact(text);
         for (word, count, weight, vocab) in entries {
             if f.text.len() + word.len() > u32::MAX as usize {
                 break;
@@ -319,6 +322,26 @@ impl FrozenPairs {
         });
         self.gone.push(false);
         self.live += 1;
+    }
+
+    /// An empty part with room for `keys` keys, `followers` followers and
+    /// `text` bytes of their words: filled by `push` without growing (a
+    /// vector that doubles holds up to twice its bytes while it copies).
+    pub fn with_capacity(keys: usize, followers: usize, text: usize) -> FrozenPairs {
+        FrozenPairs {
+            text: String::with_capacity(text),
+            keys: Vec::with_capacity(keys),
+            spans: Vec::with_capacity(keys),
+            followers: Vec::with_capacity(followers),
+            gone: Vec::with_capacity(keys),
+            live: 0,
+        }
+    }
+
+    /// Followers and bytes of their words held, gone keys' included
+    /// (bounds for `with_capacity`).
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.followers.len(), self.text.len())
     }
 
     /// Gives back the room `push` reserved beyond what is held.

@@ -183,14 +183,16 @@ impl WordCache {
         );
         // A word is in one part or the other (thawing marks it gone).
         all.sort_unstable_by(|a, b| index_cmp(a.0, b.0));
-        let frozen = FrozenWords::from_sorted(all.into_iter().map(|(w, s)| {
+        let text = all.iter().map(|(w, _)| w.len()).sum();
+        let entries = all.into_iter().map(|(w, s)| {
             let vocab = match (s.id, s.oov) {
                 (Some(id), _) => id.min(VOCAB_OOV - 1),
                 (None, true) => VOCAB_OOV,
                 (None, false) => VOCAB_UNKNOWN,
             };
             (w, s.count, s.weight, vocab)
-        }));
+        });
+        let frozen = FrozenWords::from_sorted(entries, text);
         self.frozen = frozen;
         self.stats = FastMap::default();
         self.index = BTreeMap::new();
