@@ -126,7 +126,11 @@ impl Default for Tuning {
         // Chosen on a development split (valid documents, not the held-out
         // files): KSR@1 moves by tenths of a point across the plausible range.
         Tuning {
-            lambda_model: 0.85,
+            // 0.97 (0.85 until session 22): every language gains 0.0-0.3
+            // KSR@1 on the development split and again on the held-out
+            // files (prose +0.3), at 0.0-0.4 point of ghost precision.
+            // With a learnt history `lambda_history` applies instead.
+            lambda_model: 0.97,
             lambda_words: 0.35,
             length_weight: 0.5,
             oov_share: 0.1,
