@@ -502,7 +502,7 @@ fn through_store(engine: &EngineArgs, history: &str, dir: &str) -> Engine {
     use crate::learn::store::Store;
     use std::sync::{Arc, Mutex};
     let _ = std::fs::remove_dir_all(dir);
-    let store = || Some(Store::new(dir, 16 << 20));
+    let store = || Some(Store::new(dir, crate::learn::store::DEFAULT_MAX_BYTES));
     let status = || Arc::new(Mutex::new(LearnStatus::default()));
     let mut first = Engine::new(scoring_options(engine));
     let mut learning = Learning::new(store(), status());
