@@ -185,22 +185,24 @@ impl Partner {
 
     /// Before a task's inputs are written: the partner, if still on the
     /// last task, sees the change and drops whatever it reads from now on.
-    fn begin(&self) {
+    /// Returns the odd number `publish` takes.
+    fn begin(&self) -> u64 {
         let s = &*self.shared;
         let odd = s.generation.load(Ordering::Relaxed) + 1;
         s.generation.store(odd, Ordering::Relaxed);
         // Every input written after this is seen only with the odd number.
         fence(Ordering::Release);
+        odd
     }
 
-    /// Once a task's inputs are written (after `begin`): its number.
-    fn publish(&self, kind: u32) -> u64 {
+    /// Once a task's inputs are written (after `begin`, whose number is
+    /// `odd`): the task's number.
+    fn publish(&self, odd: u64, kind: u32) -> u64 {
         pause(Pause::CallerBeforePublish);
         let s = &*self.shared;
         s.kind.store(kind, Ordering::Relaxed);
         s.caller_cpu.store(current_cpu(), Ordering::Relaxed);
-        let g = s.generation.load(Ordering::Relaxed) + 1;
-        debug_assert!(g.is_multiple_of(2), "publish follows begin");
+        let g = odd + 1;
         s.generation.store(g, Ordering::SeqCst);
         self.wake();
         g
@@ -222,12 +224,12 @@ impl Partner {
     ) {
         let s = &*self.shared;
         let (hd, half) = (h.len(), h.len() / 2);
-        self.begin();
+        let odd = self.begin();
         for (d, v) in s.input.iter().zip(h) {
             d.store(v.to_bits(), Ordering::Relaxed);
         }
         s.token.store(token, Ordering::Relaxed);
-        let g = self.publish(STEP);
+        let g = self.publish(odd, STEP);
         model.step_units(scratch, h, token, 0..half, &mut out[..half]);
         if s.claimed.fetch_max(g, Ordering::AcqRel) < g {
             // Not started: ours.
@@ -258,13 +260,13 @@ impl Partner {
         let s = &*self.shared;
         let (map, (q16, xs)) = (model.map(), yq);
         let pieces = rows.len().div_ceil(PIECE);
-        self.begin();
+        let odd = self.begin();
         for (d, v) in s.input.iter().zip(y) {
             d.store(v.to_bits(), Ordering::Relaxed);
         }
         s.rows.store(pack(rows.start, rows.end), Ordering::Relaxed);
         s.ends.store(pack(0, pieces), Ordering::Relaxed);
-        let g = self.publish(ROWS);
+        let g = self.publish(odd, ROWS);
         let compute = |p: usize, q16: &mut Vec<i16>, xs: &mut Option<f32>, out: &mut [f32]| {
             let r = piece_rows(&rows, p);
             let at = r.start - rows.start..r.end - rows.start;
