@@ -192,8 +192,7 @@ impl WordCache {
             };
             (w, s.count, s.weight, vocab)
         });
-        let frozen = FrozenWords::from_sorted(entries, text);
-        self.frozen = frozen;
+        self.frozen = FrozenWords::from_sorted(entries, text);
         self.stats = FastMap::default();
         self.index = BTreeMap::new();
         memory::give_back_freed();
