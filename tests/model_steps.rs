@@ -4,7 +4,7 @@
 //! whose input gates are kept and for those computed each time.
 
 use laya::model::cpu::CpuBackend;
-use laya::model::testgen::{write_random_weights, Rng};
+use laya::model::testgen::{numbered_vocab, write_random_weights, Rng};
 use laya::model::weights::{WeightType, Weights};
 use laya::model::{vocab_path_for, Backend};
 use laya::text::vocab::Vocab;
@@ -43,10 +43,7 @@ fn backend(path: &Path, dtype: Option<WeightType>) -> CpuBackend {
 fn a_chain_on_two_threads_gives_the_states_of_one_step_at_a_time() {
     let dir = Dir::new("model-steps");
     // More tokens than the 512 whose input gates are kept.
-    let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
-    for i in 0..2500 {
-        vocab.push_str(&format!("t{i}\n"));
-    }
+    let vocab = numbered_vocab(2500);
     let v = vocab.lines().count();
     let mut rng = Rng::new(5);
     let tokens: Vec<u32> = (0..150).map(|_| rng.below(v) as u32).collect();
@@ -180,10 +177,7 @@ fn an_engine_answers_the_same_with_one_thread_or_two() {
 #[test]
 fn output_layers_of_changing_ranges_in_quick_succession_keep_the_partner() {
     let dir = Dir::new("model-steps-ranges");
-    let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
-    for i in 0..6000 {
-        vocab.push_str(&format!("t{i}\n"));
-    }
+    let vocab = numbered_vocab(6000);
     let v = vocab.lines().count();
     let path = dir.path.join("m.safetensors");
     write_random_weights(&vocab, &path, 16, 32, WeightType::Int8, 3).unwrap();

@@ -178,6 +178,15 @@ pub fn write_random_model(
     Ok(weights)
 }
 
+/// A vocabulary text of the special tokens and `n` more, `t0` to `t{n-1}`.
+pub fn numbered_vocab(n: usize) -> String {
+    let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
+    for i in 0..n {
+        vocab.push_str(&format!("t{i}\n"));
+    }
+    vocab
+}
+
 /// Writes random weights for an existing vocabulary text to `weights`, and
 /// the vocabulary beside it (`<stem>.vocab.txt`).
 pub fn write_random_weights(

@@ -560,7 +560,7 @@ impl Drop for Partner {
 mod tests {
     use super::super::CpuBackend;
     use super::*;
-    use crate::model::testgen::write_random_weights;
+    use crate::model::testgen::{numbered_vocab, write_random_weights};
     use crate::model::weights::{WeightType, Weights};
     use crate::model::Backend;
     use crate::text::vocab::Vocab;
@@ -578,10 +578,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("laya-pair-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("m.safetensors");
-        let mut vocab = String::from("<unk>\n<s>\n<nl>\n");
-        for i in 0..4100 {
-            vocab.push_str(&format!("t{i}\n"));
-        }
+        let vocab = numbered_vocab(4100);
         let v = vocab.lines().count();
         // Wide rows: a piece takes long enough for the partner to claim one.
         write_random_weights(&vocab, &path, 512, 32, WeightType::Int8, 3).unwrap();
