@@ -215,6 +215,24 @@ impl FrozenWords {
         })
     }
 
+    /// The entries whose index key starts with `lower_prefix` (gone ones
+    /// included): a contiguous range, as the index is sorted.
+    pub fn prefix_range(&self, lower_prefix: &str) -> std::ops::Range<usize> {
+        let start = self.prefix_start(lower_prefix);
+        let len = self.words[start..].partition_point(|w| {
+            let text = &self.text[w.start as usize..(w.start + w.len) as usize];
+            prefix_cmp(text, lower_prefix) == Ordering::Equal
+        });
+        start..start + len
+    }
+
+    /// Entry `i`'s count and current recency weight (`get` without the
+    /// word's text).
+    pub fn count_and_weight(&self, i: usize) -> (u32, f64) {
+        let w = &self.words[i];
+        (w.count, self.factors.iter().fold(w.weight, |x, f| x * f))
+    }
+
     /// Entries held, gone ones included (`prefix_start`'s indexes run to it).
     pub fn slots(&self) -> usize {
         self.words.len()
