@@ -88,7 +88,25 @@ pub struct WordCache {
     /// the rest of the keystroke (laya bench --learn: word boundary p50
     /// 339 against 188 µs without history).
     top_memo: std::cell::OnceCell<(usize, Vec<TopWord>)>,
+    /// `frozen_best`'s answers for prefixes of `MEMO_CHARS` characters at
+    /// most (the longest ranges), until the words change (as `top_memo`):
+    /// the first character of every word would weigh thousands of words
+    /// of a large history again.
+    frozen_memo: std::cell::RefCell<FastMap<Box<str>, FrozenBest>>,
 }
+
+/// The likeliest of the frozen part's words of a prefix, as (entry,
+/// probability), and the probability of all it weighed.
+#[derive(Clone, Default)]
+struct FrozenBest {
+    /// How many were asked for (fewer are held where the prefix has fewer).
+    n: usize,
+    best: Vec<(u32, f32)>,
+    mass: f64,
+}
+
+/// Prefixes up to this long keep `frozen_best`'s answer.
+const MEMO_CHARS: usize = 2;
 
 /// A word of `WordCache::top`'s answer: the word, P_cache and its
 /// vocabulary id when known.
@@ -219,7 +237,7 @@ impl WordCache {
 
     /// Both parts as one frozen part.
     pub fn compact(&mut self) {
-        self.top_memo.take();
+        self.forget_memos();
         let mut live: Vec<(&str, Stat)> = self.stats.iter().map(|(w, s)| (&**w, *s)).collect();
         live.sort_unstable_by(|a, b| index_cmp(a.0, b.0));
         // The frozen part is in the index's order already: a merge. A word
@@ -292,7 +310,7 @@ impl WordCache {
     /// `vocab`: what the model's vocabulary says of the word (fixed at its
     /// first occurrence).
     pub fn add_undoable(&mut self, word: &str, vocab: InVocab) -> Undo {
-        self.top_memo.take();
+        self.forget_memos();
         let undo = Undo {
             word: word.into(),
             prev: self.get(word),
@@ -350,7 +368,7 @@ impl WordCache {
     /// (loading the user's store: the clock does not move, so the words
     /// loaded share one recency and none is favoured by its place in the file).
     pub fn add_count(&mut self, word: &str, count: u32) {
-        self.top_memo.take();
+        self.forget_memos();
         if count == 0 {
             return;
         }
@@ -388,7 +406,7 @@ impl WordCache {
 
     /// Forgets `word` entirely.
     pub fn remove(&mut self, word: &str) {
-        self.top_memo.take();
+        self.forget_memos();
         self.thaw(word);
         if let Some(s) = self.stats.remove(word) {
             self.index.remove(&index_key(word));
@@ -403,7 +421,7 @@ impl WordCache {
 
     /// Reverts an `add_undoable`; undos must be applied newest first.
     pub fn undo(&mut self, u: Undo) {
-        self.top_memo.take();
+        self.forget_memos();
         if self.base != u.base {
             // A renormalisation happened since: bring the weights back to the old base.
             self.rebase_all(u.base);
@@ -576,25 +594,11 @@ impl WordCache {
     /// time with the largest history (`MAX_USER_WORDS`).
     pub fn best_with_prefix(&self, lower_prefix: &str, n: usize) -> (Vec<Hit<'_>>, f32) {
         let mut best = Best::new(n);
-        for i in self.frozen.prefix_range(lower_prefix).take(FROZEN_SCAN) {
-            if self.frozen.is_gone(i) {
-                continue;
-            }
-            let (count, weight) = self.frozen.count_and_weight(i);
-            let p = self.prob_of(count, weight);
-            if !best.weighs(p) {
-                continue;
-            }
-            let word = self.frozen.get(i).0;
-            if word.contains('\0') {
-                // As `with_prefix` lists it: the word after its key's first
-                // NUL, if held.
-                let key = index_key(word);
-                let at = key.find('\0').expect("a key has a NUL");
-                best.push(self.hit(&key[at + 1..]).unwrap_or((word, 0.0, None)));
-            } else {
-                best.push((word, p, self.frozen_stat(i).id));
-            }
+        let frozen = self.frozen_best(lower_prefix, n);
+        best.mass = frozen.mass;
+        for &(i, p) in frozen.best.iter().take(n) {
+            let i = i as usize;
+            best.push((self.frozen.get(i).0, p, self.frozen_stat(i).id));
         }
         let start: Box<str> = lower_prefix.into();
         let live = self
@@ -613,6 +617,49 @@ impl WordCache {
             }
         }
         (best.hits, best.mass as f32)
+    }
+
+    /// The `n` likeliest frozen words of the prefix (equal ones in the
+    /// index's order) and the mass weighed, remembered for short prefixes:
+    /// the best `n` of a longer answer are the answer for `n`.
+    fn frozen_best(&self, lower_prefix: &str, n: usize) -> FrozenBest {
+        let memo = lower_prefix.len() <= MEMO_CHARS;
+        if memo {
+            if let Some(m) = self.frozen_memo.borrow().get(lower_prefix) {
+                if m.n >= n || m.best.len() < m.n {
+                    return m.clone();
+                }
+            }
+        }
+        let mut best: Vec<(u32, f32)> = Vec::with_capacity(n + 1);
+        let mut mass = 0.0f64;
+        for i in self.frozen.prefix_range(lower_prefix).take(FROZEN_SCAN) {
+            if self.frozen.is_gone(i) {
+                continue;
+            }
+            let (count, weight) = self.frozen.count_and_weight(i);
+            let p = self.prob_of(count, weight);
+            mass += p as f64;
+            // Entries come in the index's order: an equal one goes after.
+            if n > 0 && !(best.len() == n && best[n - 1].1 >= p) {
+                let at = best.partition_point(|b| b.1 >= p);
+                best.insert(at, (i as u32, p));
+                best.truncate(n);
+            }
+        }
+        let answer = FrozenBest { n, best, mass };
+        if memo {
+            self.frozen_memo
+                .borrow_mut()
+                .insert(lower_prefix.into(), answer.clone());
+        }
+        answer
+    }
+
+    /// Clears what is remembered of the words (they change).
+    fn forget_memos(&mut self) {
+        self.top_memo.take();
+        self.frozen_memo.get_mut().clear();
     }
 
     /// `word` as a prefix look-up lists it, if held.
@@ -849,20 +896,35 @@ mod tests {
                 c.compact();
             }
         }
-        for prefix in ["a", "ab", "ab1", "b", "b39", "zz"] {
-            let mut all: Vec<_> = c.with_prefix(prefix).collect();
-            let mass: f32 = all.iter().map(|h| h.1).sum();
-            all.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| index_cmp(x.0, y.0)));
-            for n in [0, 1, 4, 16] {
-                let (best, m) = c.best_with_prefix(prefix, n);
-                assert_eq!(best, all[..n.min(all.len())], "{prefix} {n}");
-                assert!(
-                    (m - mass).abs() <= 1e-4 * mass.max(1e-3),
-                    "{prefix}: {m} {mass}"
-                );
+        let check = |c: &WordCache| {
+            for prefix in ["a", "ab", "ab1", "b", "b39", "zz"] {
+                let mut all: Vec<_> = c.with_prefix(prefix).collect();
+                let mass: f32 = all.iter().map(|h| h.1).sum();
+                all.sort_by(|x, y| y.1.total_cmp(&x.1).then_with(|| index_cmp(x.0, y.0)));
+                // Asked for more, then fewer (the short prefixes' answers
+                // are remembered), then more again.
+                for n in [0, 1, 4, 16, 4, 1, 0, 24] {
+                    let (best, m) = c.best_with_prefix(prefix, n);
+                    assert_eq!(best, all[..n.min(all.len())], "{prefix} {n}");
+                    assert!(
+                        (m - mass).abs() <= 1e-4 * mass.max(1e-3),
+                        "{prefix}: {m} {mass}"
+                    );
+                }
             }
-        }
+        };
+        check(&c);
         assert!(c.frozen.live() > 100 && c.stats.len() > 100);
+        // What is remembered follows the changes: frozen words moved to the
+        // map, new words, words removed, and a compaction.
+        for i in 0..40 {
+            c.add_count(&format!("ab{i}"), 50);
+            c.add_count(&format!("b{}", 1000 + i), 1);
+            c.remove(&format!("ac{i}"));
+        }
+        check(&c);
+        c.compact();
+        check(&c);
     }
 
     #[test]
