@@ -218,12 +218,22 @@ impl FrozenWords {
     /// The entries whose index key starts with `lower_prefix` (gone ones
     /// included): a contiguous range, as the index is sorted.
     pub fn prefix_range(&self, lower_prefix: &str) -> std::ops::Range<usize> {
-        let start = self.prefix_start(lower_prefix);
-        let len = self.words[start..].partition_point(|w| {
-            let text = &self.text[w.start as usize..(w.start + w.len) as usize];
-            prefix_cmp(text, lower_prefix) == Ordering::Equal
-        });
-        start..start + len
+        self.prefix_range_within(lower_prefix, 0..self.words.len())
+    }
+
+    /// `prefix_range`, searched only `within` (which holds it: the range
+    /// of a shorter start of the prefix).
+    pub fn prefix_range_within(
+        &self,
+        lower_prefix: &str,
+        within: std::ops::Range<usize>,
+    ) -> std::ops::Range<usize> {
+        let text = |w: &Word| &self.text[w.start as usize..(w.start + w.len) as usize];
+        let words = &self.words[within.clone()];
+        let start = words.partition_point(|w| prefix_cmp(text(w), lower_prefix) == Ordering::Less);
+        let len = words[start..]
+            .partition_point(|w| prefix_cmp(text(w), lower_prefix) == Ordering::Equal);
+        within.start + start..within.start + start + len
     }
 
     /// Entry `i`'s count and current recency weight (`get` without the

@@ -88,10 +88,10 @@ pub struct WordCache {
     /// the rest of the keystroke (laya bench --learn: word boundary p50
     /// 339 against 188 µs without history).
     top_memo: std::cell::OnceCell<(usize, Vec<TopWord>)>,
-    /// `frozen_best`'s answers for prefixes of `MEMO_CHARS` characters at
-    /// most (the longest ranges), until the words change (as `top_memo`):
-    /// the first character of every word would weigh thousands of words
-    /// of a large history again.
+    /// `frozen_best`'s answers by prefix, until the words change (as
+    /// `top_memo`): the first character of every word would weigh
+    /// thousands of words of a large history again, and each next one
+    /// search the whole index for its range.
     frozen_memo: std::cell::RefCell<FastMap<Box<str>, FrozenBest>>,
 }
 
@@ -103,10 +103,13 @@ struct FrozenBest {
     n: usize,
     best: Vec<(u32, f32)>,
     mass: f64,
+    /// The prefix's entries (where a longer prefix's are).
+    range: std::ops::Range<usize>,
 }
 
-/// Prefixes up to this long keep `frozen_best`'s answer.
-const MEMO_CHARS: usize = 2;
+/// Prefixes whose `frozen_best` answers are kept at most (then all are
+/// dropped): about 100 bytes each.
+const MEMO_PREFIXES: usize = 4_096;
 
 /// A word of `WordCache::top`'s answer: the word, P_cache and its
 /// vocabulary id when known.
@@ -623,17 +626,28 @@ impl WordCache {
     /// index's order) and the mass weighed, remembered for short prefixes:
     /// the best `n` of a longer answer are the answer for `n`.
     fn frozen_best(&self, lower_prefix: &str, n: usize) -> FrozenBest {
-        let memo = lower_prefix.len() <= MEMO_CHARS;
-        if memo {
-            if let Some(m) = self.frozen_memo.borrow().get(lower_prefix) {
+        // Typing a word asks for each of its prefixes in turn: the range of
+        // the one before narrows the search for this one.
+        let shorter = lower_prefix
+            .char_indices()
+            .next_back()
+            .map(|(at, _)| &lower_prefix[..at]);
+        let within = {
+            let memo = self.frozen_memo.borrow();
+            if let Some(m) = memo.get(lower_prefix) {
                 if m.n >= n || m.best.len() < m.n {
                     return m.clone();
                 }
             }
-        }
+            shorter.and_then(|s| memo.get(s)).map(|m| m.range.clone())
+        };
+        let range = match within {
+            Some(w) => self.frozen.prefix_range_within(lower_prefix, w),
+            None => self.frozen.prefix_range(lower_prefix),
+        };
         let mut best: Vec<(u32, f32)> = Vec::with_capacity(n + 1);
         let mut mass = 0.0f64;
-        for i in self.frozen.prefix_range(lower_prefix).take(FROZEN_SCAN) {
+        for i in range.clone().take(FROZEN_SCAN) {
             if self.frozen.is_gone(i) {
                 continue;
             }
@@ -647,12 +661,17 @@ impl WordCache {
                 best.truncate(n);
             }
         }
-        let answer = FrozenBest { n, best, mass };
-        if memo {
-            self.frozen_memo
-                .borrow_mut()
-                .insert(lower_prefix.into(), answer.clone());
+        let answer = FrozenBest {
+            n,
+            best,
+            mass,
+            range,
+        };
+        let mut memo = self.frozen_memo.borrow_mut();
+        if memo.len() >= MEMO_PREFIXES {
+            memo.clear();
         }
+        memo.insert(lower_prefix.into(), answer.clone());
         answer
     }
 
