@@ -623,8 +623,8 @@ impl WordCache {
     }
 
     /// The `n` likeliest frozen words of the prefix (equal ones in the
-    /// index's order) and the mass weighed, remembered for short prefixes:
-    /// the best `n` of a longer answer are the answer for `n`.
+    /// index's order) and the mass weighed, remembered by prefix (the best
+    /// `n` of a longer answer are the answer for `n`) until the words change.
     fn frozen_best(&self, lower_prefix: &str, n: usize) -> FrozenBest {
         // Typing a word asks for each of its prefixes in turn: the range of
         // the one before narrows the search for this one.
