@@ -4,6 +4,7 @@
 
 use super::frozen::{index_cmp, key_cmp, prefix_cmp, FrozenWords, VOCAB_OOV, VOCAB_UNKNOWN};
 use super::memory::{self, CacheMemory};
+use crate::math::push_top;
 use crate::text::hash::FastMap;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -655,11 +656,7 @@ impl WordCache {
             let p = self.prob_of(count, weight);
             mass += p as f64;
             // Entries come in the index's order: an equal one goes after.
-            if n > 0 && !(best.len() == n && best[n - 1].1 >= p) {
-                let at = best.partition_point(|b| b.1 >= p);
-                best.insert(at, (i as u32, p));
-                best.truncate(n);
-            }
+            push_top(&mut best, (i as u32, p), n);
         }
         let answer = FrozenBest {
             n,
