@@ -17,7 +17,16 @@ the stream, teacher and student carrying their states as in training). The
 loss is the KL divergence from the teacher's distribution at every
 position.
 
-What it exports: OUT.safetensors, the student's tensors in bfloat16 (the
+With `--joint MUTUAL` the full-precision weights are trained too, as a
+new model: they keep learning the teacher, while their own 4-bit rounding
+learns both the teacher and them (`joint_loss`). The aim is a model whose
+4-bit variant ranks like its own f32 weights, which rounding a model
+trained without the quantization in mind does not give (BENCHMARKS.md,
+"4-bit trained"); the new model's f32 weights come back as OUT-f32 shards
+for `python -m training export --from-shards`, and are judged like any
+new model (per-language KSR on the development split) before shipping.
+
+What it exports (without --joint): OUT.safetensors, the student's tensors in bfloat16 (the
 forward pass sees exactly those, quantized as MLX quantizes at load:
 `mlx_affine` below is MLX 0.32's affine quantize and dequantize, op for op),
 and OUT.json, the run's figures. `install` makes it a model file: bf16 with
@@ -166,6 +175,23 @@ def distill_loss(ls, lt, hard=0.0):
     return (kl + hard * F.nll_loss(lsm, ltm.argmax(-1)) if hard else kl), kl
 
 
+def joint_loss(lf, lq, lt, mutual):
+    """The loss of `--joint`: the full-precision weights' logits `lf` and the
+    same weights quantized, `lq`, both learn the teacher's `lt`, and
+    `mutual` times the KL of lq from lf pulls the two toward each other
+    (through both: the weights are shared, so the full-precision model
+    also moves toward what its 4-bit rounding can say). Returns the loss
+    and its three KLs (teacher to f32, teacher to quantized, f32 to
+    quantized)."""
+    lfm = F.log_softmax(lf.float(), -1).flatten(0, -2)
+    lqm = F.log_softmax(lq.float(), -1).flatten(0, -2)
+    ltm = F.log_softmax(lt.float(), -1).flatten(0, -2)
+    kf = F.kl_div(lfm, ltm, log_target=True, reduction="batchmean")
+    kq = F.kl_div(lqm, ltm, log_target=True, reduction="batchmean")
+    kfq = F.kl_div(lqm, lfm, log_target=True, reduction="batchmean")
+    return kf + kq + mutual * kfq, (kf, kq, kfq)
+
+
 def lr_at(step, steps, lr, warmup=100, floor=0.02):
     if step < warmup:
         return lr * (step + 1) / warmup
@@ -184,20 +210,23 @@ def train(a, dev="cuda"):
     x = torch.full((b,), BOS, device=dev)
     h_teacher = torch.zeros(1, b, hid, device=dev)
     h_student = h_teacher.clone()
-    log, agree_avg, kl_avg = [], None, None
+    h_full = h_teacher.clone()  # --joint: the full-precision weights' own state
+    log, agree_avg, kl_avg, mutual_avg = [], None, None, None
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
 
     def measure(n=8):
         """Top-1 agreement and KL of the quantized student on fresh samples
-        from the zero state (the same seed for every call: comparable)."""
+        from the zero state (the same seed for every call: comparable), and
+        with --joint the quantized student's top-1 agreement with its own
+        full-precision weights."""
         with torch.random.fork_rng(devices=[] if dev == "cpu" else None):
             torch.manual_seed(12345)
             return sampled_agreement(n)
 
     def sampled_agreement(n):
         xs, hs = torch.full((b,), BOS, device=dev), torch.zeros(1, b, hid, device=dev)
-        hq = hs.clone()
-        hits = total = kl = 0.0
+        hq, hf = hs.clone(), hs.clone()
+        hits = total = kl = own = 0.0
         with torch.no_grad():
             q = quantized(params, a.group, a.bits, a.embed_bits)
             for _ in range(n):
@@ -207,15 +236,21 @@ def train(a, dev="cuda"):
                 total += lt.shape[0] * lt.shape[1]
                 kl += F.kl_div(F.log_softmax(ls, -1), F.log_softmax(lt, -1), log_target=True,
                                reduction="sum").item()
+                if a.joint is not None:
+                    lf, hf = Gru.run(params, toks[:, :-1], hf)
+                    own += (ls.argmax(-1) == lf.argmax(-1)).sum().item()
                 xs = toks[:, -1]
-        return 100 * hits / total, kl / total
+        if a.joint is None:
+            return 100 * hits / total, kl / total
+        return 100 * hits / total, kl / total, 100 * own / total
 
     text = None
     if a.text:  # a uint16 token stream (training/data.py), read as stretches, one a row
         text = np.fromfile(a.text, dtype=np.uint16)
         print(f"text: {len(text):,d} tokens of {a.text}, {(len(text) - 1) // b // t} windows a row", flush=True)
     start = measure()
-    print(f"start: quantized student agrees {start[0]:.2f} % top-1 with the teacher, KL {start[1]:.4f}", flush=True)
+    print(f"start: quantized student agrees {start[0]:.2f} % top-1 with the teacher, KL {start[1]:.4f}"
+          + (f", {start[2]:.2f} % with its own f32 weights" if a.joint is not None else ""), flush=True)
     steps = a.steps
     t0 = time.time()
     if a.minutes:  # size the run from a measured step time
@@ -239,11 +274,17 @@ def train(a, dev="cuda"):
             with torch.no_grad():
                 lt, h_teacher = Gru.run(teacher, toks[:, :-1], h_teacher)
         h_student = torch.where(fresh[None, :, None], torch.zeros_like(h_student), h_student)
+        h_full = torch.where(fresh[None, :, None], torch.zeros_like(h_full), h_full)
         for g_ in opt.param_groups:
             g_["lr"] = lr_at(step, steps or 10**9, a.lr)
         q = quantized(params, a.group, a.bits, a.embed_bits)
         ls, last = Gru.run(q, toks[:, :-1], h_student)
-        loss, kl = distill_loss(ls, lt, a.hard)
+        if a.joint is None:
+            loss, kl = distill_loss(ls, lt, a.hard)
+        else:
+            lf, last_full = Gru.run(params, toks[:, :-1], h_full)
+            loss, (_, kl, mutual) = joint_loss(lf, ls, lt, a.joint)
+            h_full = last_full.detach()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params.values(), 1.0)
@@ -252,24 +293,37 @@ def train(a, dev="cuda"):
         step += 1
         with torch.no_grad():
             agree = (ls.argmax(-1) == lt.argmax(-1)).float().mean().item() * 100
+            if a.joint is not None:  # the quantized weights against their own f32
+                own = (ls.argmax(-1) == lf.argmax(-1)).float().mean().item() * 100
+                mutual_avg = own if mutual_avg is None else 0.98 * mutual_avg + 0.02 * own
         agree_avg = agree if agree_avg is None else 0.98 * agree_avg + 0.02 * agree
         kl_avg = kl.item() if kl_avg is None else 0.98 * kl_avg + 0.02 * kl.item()
         if step % 200 == 0 or step == steps:
             rate = step * b * t / (time.time() - t0)
-            print(f"step {step}/{steps} KL {kl_avg:.4f} top-1 agreement {agree_avg:.2f} % "
+            own_s = f" with own f32 {mutual_avg:.2f} %" if mutual_avg is not None else ""
+            print(f"step {step}/{steps} KL {kl_avg:.4f} top-1 agreement {agree_avg:.2f} %{own_s} "
                   f"lr {lr_at(step, steps, a.lr):.1e} {rate / 1e6:.2f} M tok/s {time.time() - t0:.0f}s", flush=True)
             log.append({"step": step, "kl": round(kl_avg, 5), "agree": round(agree_avg, 3),
-                        "seconds": round(time.time() - t0, 1)})
+                        "seconds": round(time.time() - t0, 1)}
+                       | ({"own": round(mutual_avg, 3)} if mutual_avg is not None else {}))
     sync()
     seconds = time.time() - t0
     end = measure()
     print(f"end: quantized student agrees {end[0]:.2f} % top-1 with the teacher, KL {end[1]:.4f} "
-          f"({step} steps, {seconds:.0f} s, {step * b * t / seconds / 1e6:.2f} M tok/s)", flush=True)
+          + (f"{end[2]:.2f} % with its own f32 weights " if a.joint is not None else "")
+          + f"({step} steps, {seconds:.0f} s, {step * b * t / seconds / 1e6:.2f} M tok/s)", flush=True)
     from safetensors.torch import save_file
 
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
-    save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()}, a.out + ".safetensors")
-    summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "hard": a.hard, "batch": b, "window": t,
+    if a.joint is None:
+        save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()},
+                  a.out + ".safetensors")
+    else:  # a new model: its f32 weights, in pieces the device returns; its bf16 file comes from
+        # `python -m training export --from-shards OUT-f32` (the device returns 8 files at most)
+        from . import shards
+
+        shards.save({k: v.detach().float().cpu().numpy() for k, v in params.items()}, a.out + "-f32")
+    summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "hard": a.hard, "joint": a.joint, "batch": b, "window": t,
                "restart": a.restart, "temperature": a.temperature, "text": a.text, "steps": step, "seconds": round(seconds, 1),
                "tokens_per_s": round(step * b * t / seconds), "start": start, "end": end, "log": log,
                "torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
@@ -313,10 +367,38 @@ def install(argv):
     return 0
 
 
+def stretches(ids, rows, tokens):
+    """`rows` stretches of `tokens` consecutive tokens each, spread evenly over
+    the stream `ids` and laid end to end: what `--text` reads, one stretch
+    a batch row, small enough to travel to the device beside a model."""
+    step = (len(ids) - tokens) // max(1, rows - 1) if rows > 1 else 0
+    starts = np.arange(rows, dtype=np.int64) * step
+    return ids[starts[:, None] + np.arange(tokens)].reshape(-1)
+
+
+def text(argv):
+    """`python -m training.qat text STREAM --out FILE`: FILE (uint16) holds
+    `stretches` of the training stream STREAM."""
+    p = argparse.ArgumentParser(prog="python -m training.qat text")
+    p.add_argument("stream", help="a uint16 token stream, e.g. training/work/data/train.u16")
+    p.add_argument("--rows", type=int, default=1024, help="stretches (the training batch's rows)")
+    p.add_argument("--tokens", type=int, default=16000, help="tokens of each stretch")
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    ids = np.fromfile(a.stream, dtype=np.uint16)
+    if len(ids) < a.rows * a.tokens:
+        p.error(f"{a.stream} has {len(ids):,d} tokens, fewer than {a.rows} x {a.tokens}")
+    stretches(ids, a.rows, a.tokens).astype(np.uint16).tofile(a.out)
+    print(f"wrote {a.out}: {a.rows} stretches of {a.tokens:,d} tokens from {len(ids):,d}")
+    return 0
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["install"]:
         return install(argv[1:])
+    if argv[:1] == ["text"]:
+        return text(argv[1:])
     p = argparse.ArgumentParser(prog="python -m training.qat", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="the teacher (and the student's start): a FORMAT.md file")
     p.add_argument("--group", type=int, default=32)
@@ -325,6 +407,9 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--hard", type=float, default=0.0,
                    help="weight of the cross-entropy on the teacher's top token, added to the KL (distill_loss)")
+    p.add_argument("--joint", type=float, metavar="MUTUAL",
+                   help="train the full-precision weights too, as a new model whose quantized variant agrees with it "
+                   "(joint_loss; writes OUT-f32 shards for `python -m training export --from-shards`)")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--window", type=int, default=64)
     p.add_argument("--restart", type=float, default=0.125, help="chance a row restarts at a segment's start")

@@ -6,7 +6,7 @@ import unittest
 
 import numpy as np
 
-from training.qat import text_window
+from training.qat import stretches, text_window
 
 
 class TextWindows(unittest.TestCase):
@@ -25,6 +25,16 @@ class TextWindows(unittest.TestCase):
         again, fresh = text_window(ids, b, t, 24)
         self.assertTrue(fresh)
         self.assertEqual(again.tolist(), first.tolist())
+
+
+class Stretches(unittest.TestCase):
+    def test_stretches_are_consecutive_and_spread_from_start_to_end(self):
+        ids = np.arange(1000, dtype=np.uint16)
+        out = stretches(ids, 4, 10).reshape(4, 10)
+        self.assertEqual(out[:, 0].tolist(), [0, 330, 660, 990])  # the last ends with the stream
+        self.assertEqual(out[-1, -1], 999)
+        for row in out:
+            self.assertEqual(np.diff(row.astype(int)).tolist(), [1] * 9)
 
 
 if __name__ == "__main__":
