@@ -137,7 +137,10 @@ def cmd_export(a):
     from .train import Config
     from .vocab import words_path
     vocab = os.path.join(OUT, f"{STEM}.vocab.txt")
-    if a.from_shards:  # f32 weights that came back from the GPU machine (see shards.py)
+    if a.from_shards and a.from_shards.endswith(".safetensors"):  # one file of the model's tensors (qat --joint)
+        import mlx.core as mx
+        model = from_tensors(mx.load(a.from_shards))
+    elif a.from_shards:  # f32 weights that came back from the GPU machine (see shards.py)
         from . import shards
         model = from_tensors(shards.load(a.from_shards))
     else:
@@ -329,7 +332,8 @@ def main(argv=None):
     p.add_argument("--variant", action="append", default=[],
                    help="speed: overrides of the config, e.g. batch_size=1024,matmul_dtype=bfloat16 (repeatable)")
     p.add_argument("--json", help="speed: also write the table here")
-    p.add_argument("--from-shards", help="export: stem of f32 shards (training/shards.py) instead of the checkpoint")
+    p.add_argument("--from-shards", help="export: stem of f32 shards (training/shards.py), or one .safetensors file "
+                   "of the model's tensors (qat --joint), instead of the checkpoint")
     p.add_argument("--install", action="store_true", help="export: copy the int8 and bf16 files into models/")
     p.add_argument("--calibrate", type=int, default=None, metavar="N",
                    help="export: calibrate the int8 rounding on the first N tokens of each validation stream "

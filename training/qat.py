@@ -20,13 +20,15 @@ position.
 With `--joint MUTUAL` the full-precision weights are trained too, as a
 new model: they keep learning the teacher, while their own 4-bit rounding
 learns both the teacher and them (`joint_loss`). The aim is a model whose
-4-bit variant ranks like its own f32 weights, which rounding a model
-trained without the quantization in mind does not give (BENCHMARKS.md,
-"4-bit trained"); the new model's f32 weights come back as OUT-f32 shards
-for `python -m training export --from-shards`, and are judged like any
-new model (per-language KSR on the development split) before shipping.
+4-bit variant ranks like its own full-precision weights, which rounding a
+model trained without the quantization in mind does not give
+(BENCHMARKS.md, "4-bit trained"). The new model is its weights' bf16
+values (`full_precision`: what OUT.safetensors holds, so nothing is lost
+in the file that comes back); `python -m training export --from-shards
+OUT.safetensors` makes its int8, bf16 and f32 files, and it is judged like
+any new model (per-language KSR on the development split) before shipping.
 
-What it exports (without --joint): OUT.safetensors, the student's tensors in bfloat16 (the
+What it exports: OUT.safetensors, the student's tensors in bfloat16 (the
 forward pass sees exactly those, quantized as MLX quantizes at load:
 `mlx_affine` below is MLX 0.32's affine quantize and dequantize, op for op),
 and OUT.json, the run's figures. `install` makes it a model file: bf16 with
@@ -123,6 +125,12 @@ def quantized(params, group, bits, embed_bits=None):
         b = embed_bits if k == "embed" and embed_bits else bits
         out[k] = through(w, lambda v: mlx_affine(v, group, b)) if k in MATRICES else w
     return out
+
+
+def full_precision(params):
+    """What --joint's new model is: its weights' bf16 values (its bf16
+    file; the f32 file exported from it holds the same numbers)."""
+    return {k: through(w, bf16) for k, w in params.items()}
 
 
 def sample(teacher, x0, h, steps, restart, temperature=1.0):
@@ -237,7 +245,7 @@ def train(a, dev="cuda"):
                 kl += F.kl_div(F.log_softmax(ls, -1), F.log_softmax(lt, -1), log_target=True,
                                reduction="sum").item()
                 if a.joint is not None:
-                    lf, hf = Gru.run(params, toks[:, :-1], hf)
+                    lf, hf = Gru.run(full_precision(params), toks[:, :-1], hf)
                     own += (ls.argmax(-1) == lf.argmax(-1)).sum().item()
                 xs = toks[:, -1]
         if a.joint is None:
@@ -282,7 +290,7 @@ def train(a, dev="cuda"):
         if a.joint is None:
             loss, kl = distill_loss(ls, lt, a.hard)
         else:
-            lf, last_full = Gru.run(params, toks[:, :-1], h_full)
+            lf, last_full = Gru.run(full_precision(params), toks[:, :-1], h_full)
             loss, (_, kl, mutual) = joint_loss(lf, ls, lt, a.joint)
             h_full = last_full.detach()
         opt.zero_grad(set_to_none=True)
@@ -315,14 +323,7 @@ def train(a, dev="cuda"):
     from safetensors.torch import save_file
 
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
-    if a.joint is None:
-        save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()},
-                  a.out + ".safetensors")
-    else:  # a new model: its f32 weights, in pieces the device returns; its bf16 file comes from
-        # `python -m training export --from-shards OUT-f32` (the device returns 8 files at most)
-        from . import shards
-
-        shards.save({k: v.detach().float().cpu().numpy() for k, v in params.items()}, a.out + "-f32")
+    save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()}, a.out + ".safetensors")
     summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "hard": a.hard, "joint": a.joint, "batch": b, "window": t,
                "restart": a.restart, "temperature": a.temperature, "text": a.text, "steps": step, "seconds": round(seconds, 1),
                "tokens_per_s": round(step * b * t / seconds), "start": start, "end": end, "log": log,
@@ -409,7 +410,7 @@ def main(argv=None):
                    help="weight of the cross-entropy on the teacher's top token, added to the KL (distill_loss)")
     p.add_argument("--joint", type=float, metavar="MUTUAL",
                    help="train the full-precision weights too, as a new model whose quantized variant agrees with it "
-                   "(joint_loss; writes OUT-f32 shards for `python -m training export --from-shards`)")
+                   "(joint_loss; `python -m training export --from-shards OUT.safetensors` makes its files)")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--window", type=int, default=64)
     p.add_argument("--restart", type=float, default=0.125, help="chance a row restarts at a segment's start")
