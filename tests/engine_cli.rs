@@ -366,3 +366,57 @@ fn eval_learns_through_a_personal_store_as_the_next_start_finds_it() {
         store.display()
     );
 }
+
+/// `laya agree --margins` on the shipped model (its 4-bit file against its
+/// f32 numbers, which disagree here and there): the bins hold every
+/// position compared, agree as often as the whole, and their shares of the
+/// disagreements add up to all of them.
+#[test]
+fn agree_margins_account_for_every_position() {
+    let dir = Dir::new("cli-agree-margins");
+    let text = dir.path.join("text.txt");
+    std::fs::write(&text, sample_text()).unwrap();
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let out = Command::new(LAYA)
+        .args(["agree", text.to_str().unwrap(), "--model"])
+        .arg(models.join("laya-default-bf16.safetensors"))
+        .arg("--other")
+        .arg(models.join("laya-default-q4.safetensors"))
+        .args(["--backend", "cpu", "--positions", "600", "--margins"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let cells = |line: &str| -> Vec<String> {
+        line.split('|')
+            .map(|c| c.trim().trim_end_matches('%').to_string())
+            .collect()
+    };
+    let first = table.lines().nth(2).map(cells).expect("the agreement row");
+    let (positions, agreement): (u64, f64) = (first[2].parse().unwrap(), first[3].parse().unwrap());
+    assert_eq!(positions, 600, "{table}");
+    let bins: Vec<Vec<String>> = table
+        .lines()
+        .skip_while(|l| !l.contains("runner-up"))
+        .skip(2)
+        .map(cells)
+        .collect();
+    assert_eq!(bins.len(), 5, "{table}");
+    let in_bins: u64 = bins.iter().map(|b| b[2].parse::<u64>().unwrap()).sum();
+    assert_eq!(in_bins, positions, "{table}");
+    let agreed: f64 = bins
+        .iter()
+        .map(|b| b[2].parse::<f64>().unwrap() * b[3].parse::<f64>().unwrap() / 100.0)
+        .sum();
+    assert!(
+        (agreed / positions as f64 * 100.0 - agreement).abs() < 0.1,
+        "{table}"
+    );
+    assert!(agreement < 100.0, "no disagreement to place: {table}");
+    let shares: f64 = bins.iter().map(|b| b[4].parse::<f64>().unwrap()).sum();
+    assert!((shares - 100.0).abs() < 0.5, "{table}");
+}

@@ -53,6 +53,7 @@ pub mod word_list;
 pub use engine::Engine;
 pub use load_error::LoadError;
 pub use options::{EngineInfo, EngineOptions, GiveWay, Tuning, DEFAULT_THRESHOLD, REJECTED_KEEPS};
+pub use rank::worth;
 
 /// Where a candidate came from (shown in the completion menu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,16 +79,10 @@ pub fn mix(q: &Query, pool: &Pool, k: usize) -> Ranked {
     // saves n - 1, so a likely one-letter rest is worth little (exponent
     // `length_weight`; 0 = by probability alone).
     let alpha = q.tuning.length_weight;
-    let worth = |c: &Merged| {
-        let n = c.rest.len() as f32;
-        c.score
-            * if alpha > 0.0 {
-                (n - 1.0).max(0.25).powf(alpha)
-            } else {
-                1.0
-            }
-    };
-    let mut ranked: Vec<(f32, Merged)> = merged.into_iter().map(|c| (worth(&c), c)).collect();
+    let mut ranked: Vec<(f32, Merged)> = merged
+        .into_iter()
+        .map(|c| (worth(c.score, c.rest.len(), alpha), c))
+        .collect();
     ranked.sort_by(|(wa, a), (wb, b)| wb.total_cmp(wa).then_with(|| a.rest.cmp(&b.rest)));
     ranked.truncate(k);
     let listed = ranked.iter().map(|(_, c)| c.listed).collect();
@@ -107,6 +101,17 @@ pub fn mix(q: &Query, pool: &Pool, k: usize) -> Ranked {
         listed,
         mass_known,
     }
+}
+
+/// What the ranking orders by: a candidate's score times (its rest's
+/// length in bytes - 1)^length_weight (0 = by probability alone).
+pub fn worth(score: f32, rest_len: usize, length_weight: f32) -> f32 {
+    score
+        * if length_weight > 0.0 {
+            (rest_len as f32 - 1.0).max(0.25).powf(length_weight)
+        } else {
+            1.0
+        }
 }
 
 /// The model probability the pool's words add beyond the masses: what the

@@ -4,6 +4,7 @@
 
 pub mod by_kind;
 mod mixer;
+pub use mixer::worth;
 pub mod pool;
 mod sources;
 
