@@ -219,7 +219,7 @@ def train(a, dev="cuda"):
     h_teacher = torch.zeros(1, b, hid, device=dev)
     h_student = h_teacher.clone()
     h_full = h_teacher.clone()  # --joint: the full-precision weights' own state
-    log, agree_avg, kl_avg, mutual_avg = [], None, None, None
+    log, agree_avg, kl_avg, own_avg = [], None, None, None
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
 
     def measure(n=8):
@@ -291,7 +291,7 @@ def train(a, dev="cuda"):
             loss, kl = distill_loss(ls, lt, a.hard)
         else:
             lf, last_full = Gru.run(full_precision(params), toks[:, :-1], h_full)
-            loss, (_, kl, mutual) = joint_loss(lf, ls, lt, a.joint)
+            loss, (_, kl, _) = joint_loss(lf, ls, lt, a.joint)
             h_full = last_full.detach()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -303,23 +303,23 @@ def train(a, dev="cuda"):
             agree = (ls.argmax(-1) == lt.argmax(-1)).float().mean().item() * 100
             if a.joint is not None:  # the quantized weights against their own f32
                 own = (ls.argmax(-1) == lf.argmax(-1)).float().mean().item() * 100
-                mutual_avg = own if mutual_avg is None else 0.98 * mutual_avg + 0.02 * own
+                own_avg = own if own_avg is None else 0.98 * own_avg + 0.02 * own
         agree_avg = agree if agree_avg is None else 0.98 * agree_avg + 0.02 * agree
         kl_avg = kl.item() if kl_avg is None else 0.98 * kl_avg + 0.02 * kl.item()
         if step % 200 == 0 or step == steps:
             rate = step * b * t / (time.time() - t0)
-            own_s = f" with own f32 {mutual_avg:.2f} %" if mutual_avg is not None else ""
+            own_s = f" with own f32 {own_avg:.2f} %" if own_avg is not None else ""
             print(f"step {step}/{steps} KL {kl_avg:.4f} top-1 agreement {agree_avg:.2f} %{own_s} "
                   f"lr {lr_at(step, steps, a.lr):.1e} {rate / 1e6:.2f} M tok/s {time.time() - t0:.0f}s", flush=True)
             log.append({"step": step, "kl": round(kl_avg, 5), "agree": round(agree_avg, 3),
                         "seconds": round(time.time() - t0, 1)}
-                       | ({"own": round(mutual_avg, 3)} if mutual_avg is not None else {}))
+                       | ({"own": round(own_avg, 3)} if own_avg is not None else {}))
     sync()
     seconds = time.time() - t0
     end = measure()
-    print(f"end: quantized student agrees {end[0]:.2f} % top-1 with the teacher, KL {end[1]:.4f} "
-          + (f"{end[2]:.2f} % with its own f32 weights " if a.joint is not None else "")
-          + f"({step} steps, {seconds:.0f} s, {step * b * t / seconds / 1e6:.2f} M tok/s)", flush=True)
+    print(f"end: quantized student agrees {end[0]:.2f} % top-1 with the teacher, KL {end[1]:.4f}"
+          + (f", {end[2]:.2f} % with its own f32 weights" if a.joint is not None else "")
+          + f" ({step} steps, {seconds:.0f} s, {step * b * t / seconds / 1e6:.2f} M tok/s)", flush=True)
     from safetensors.torch import save_file
 
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
