@@ -171,16 +171,31 @@ def text_window(ids, b, t, step):
     return ids[starts[:, None] + np.arange(t + 1)].astype(np.int64), step % per == 0
 
 
-def distill_loss(ls, lt, hard=0.0):
+def distill_loss(ls, lt, hard=0.0, soft=0.0):
     """KL divergence of the student's logits `ls` from the teacher's `lt`
     (per position, averaged), plus `hard` times the student's cross-entropy
     on the teacher's top token. The KL weighs the whole distribution alike;
     what `laya agree` and the ghost text see is the top of it, which the
-    second term pulls toward the teacher's choice. Returns the loss and the
-    KL alone (what the log reports)."""
+    second term pulls toward the teacher's choice; `soft` > 0 adds
+    `soft_kl` at that temperature. Returns the loss and the KL alone (what
+    the log reports)."""
     lsm, ltm = F.log_softmax(ls.float(), -1).flatten(0, -2), F.log_softmax(lt.float(), -1).flatten(0, -2)
     kl = F.kl_div(lsm, ltm, log_target=True, reduction="batchmean")
-    return (kl + hard * F.nll_loss(lsm, ltm.argmax(-1)) if hard else kl), kl
+    loss = kl + hard * F.nll_loss(lsm, ltm.argmax(-1)) if hard else kl
+    if soft:
+        loss = loss + soft_kl(ls, lt, soft)
+    return loss, kl
+
+
+def soft_kl(ls, lt, temperature):
+    """The KL of the two distributions both softened by `temperature`,
+    times its square (so its gradients keep their scale): it weighs the
+    order of the less likely tokens more than the KL at 1 does, and those
+    are what the engine ranks inside a word (the candidates that match the
+    typed letters) and at a word start (likelihood times length)."""
+    lsm = F.log_softmax(ls.float() / temperature, -1).flatten(0, -2)
+    ltm = F.log_softmax(lt.float() / temperature, -1).flatten(0, -2)
+    return temperature**2 * F.kl_div(lsm, ltm, log_target=True, reduction="batchmean")
 
 
 def joint_loss(lf, lq, lt, mutual):
@@ -288,7 +303,7 @@ def train(a, dev="cuda"):
         q = quantized(params, a.group, a.bits, a.embed_bits)
         ls, last = Gru.run(q, toks[:, :-1], h_student)
         if a.joint is None:
-            loss, kl = distill_loss(ls, lt, a.hard)
+            loss, kl = distill_loss(ls, lt, a.hard, a.soft)
         else:
             lf, last_full = Gru.run(full_precision(params), toks[:, :-1], h_full)
             loss, (_, kl, _) = joint_loss(lf, ls, lt, a.joint)
@@ -324,7 +339,7 @@ def train(a, dev="cuda"):
 
     # bf16 (what the forward pass rounded to): 13.5 MB for the default shape, one file back from the device
     save_file({k: v.detach().to(torch.bfloat16).cpu().contiguous() for k, v in params.items()}, a.out + ".safetensors")
-    summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "hard": a.hard, "joint": a.joint, "batch": b, "window": t,
+    summary = {"model": a.model, "group": a.group, "bits": a.bits, "embed_bits": a.embed_bits or a.bits, "lr": a.lr, "hard": a.hard, "soft": a.soft, "joint": a.joint, "batch": b, "window": t,
                "restart": a.restart, "temperature": a.temperature, "text": a.text, "steps": step, "seconds": round(seconds, 1),
                "tokens_per_s": round(step * b * t / seconds), "start": start, "end": end, "log": log,
                "torch": torch.__version__, "device": torch.cuda.get_device_name() if dev == "cuda" else "cpu"}
@@ -408,6 +423,8 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--hard", type=float, default=0.0,
                    help="weight of the cross-entropy on the teacher's top token, added to the KL (distill_loss)")
+    p.add_argument("--soft", type=float, default=0.0, metavar="T",
+                   help="add the KL of both distributions softened by temperature T (soft_kl)")
     p.add_argument("--joint", type=float, metavar="MUTUAL",
                    help="train the full-precision weights too, as a new model whose quantized variant agrees with it "
                    "(joint_loss; `python -m training export --from-shards OUT.safetensors` makes its files)")
@@ -423,6 +440,8 @@ def main(argv=None):
     p.add_argument("--init", help="start the student from this file (an earlier run's) instead of the teacher")
     p.add_argument("--out", required=True, help="stem of the bf16 tensors (.safetensors) and the run's figures (.json)")
     a = p.parse_args(argv)
+    if a.joint is not None and (a.soft or a.hard):
+        p.error("--soft and --hard shape a student's loss; --joint has its own (joint_loss)")
     # The teacher's distributions as the engine computes them, in f32.
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

@@ -46,6 +46,32 @@ class DistillLoss(unittest.TestCase):
             else:  # the KL is at its minimum: no pull at all
                 self.assertLess(ls.grad.abs().max().item(), 1e-6)
 
+    def test_soft_adds_the_softened_kl_and_costs_nothing_at_the_teacher(self):
+        from training.qat import soft_kl
+
+        loss, _ = self.loss(self.lt.clone(), self.lt, soft=3.0)
+        self.assertAlmostEqual(loss.item(), 0.0, places=5)
+        ls = torch.randn(2, 3, 7)
+        plain, kl = self.loss(ls, self.lt)
+        mixed, kl2 = self.loss(ls, self.lt, soft=3.0)
+        self.assertAlmostEqual(kl.item(), kl2.item(), places=6)
+        self.assertAlmostEqual(mixed.item(), plain.item() + soft_kl(ls, self.lt, 3.0).item(), places=5)
+        self.assertAlmostEqual(soft_kl(ls, self.lt, 1.0).item(), kl.item(), places=5)
+
+    def test_soft_weighs_an_unlikely_tokens_error_more_than_the_kl(self):
+        """The same error in the logit of a likely and of an unlikely token:
+        the KL at 1 hardly sees the second; softened, it sees it far more."""
+        from training.qat import soft_kl
+
+        lt = torch.tensor([[[6.0, 3.0, 0.0, -2.0, -2.0]]])
+        likely, unlikely = lt.clone(), lt.clone()
+        likely[..., 1] += 0.5
+        unlikely[..., 3] += 0.5
+        plain = self.loss(unlikely, lt)[1].item() / self.loss(likely, lt)[1].item()
+        soft = soft_kl(unlikely, lt, 3.0).item() / soft_kl(likely, lt, 3.0).item()
+        self.assertLess(plain, 0.01)
+        self.assertGreater(soft, 10 * plain)
+
 
 if __name__ == "__main__":
     unittest.main()
